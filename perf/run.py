@@ -17,7 +17,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                                    "intra_op_parallelism_threads=1")
 
-BENCHMARKS = ["eager_chain", "mlp", "elementwise", "rnn", "first_call", "cold_start"]
+BENCHMARKS = ["eager_chain", "mlp", "elementwise", "rnn", "jacobians", "first_call",
+              "cold_start"]
 
 
 def _peers():

@@ -2,5 +2,5 @@
 
 from .ops.creation import eye  # noqa: F401
 from .ops.linalg import (  # noqa: F401
-    det, diag, diag_part, einsum, global_norm, inv, matmul, norm, solve, tensordot, trace)
+    det, diag, diag_part, einsum, global_norm, inv, matmul, matvec, norm, solve, tensordot, trace)
 from .ops.nn import l2_normalize  # noqa: F401

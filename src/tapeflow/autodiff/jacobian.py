@@ -1,8 +1,16 @@
-"""Jacobians from a tape: one backward pass per output element, stacked."""
+"""Jacobians from a tape: one vectorized backward walk over a stack of unit cotangents.
+
+The walk carries a Batched stack of seeds (rows of the identity) through the gradient
+rules, whose ops run on whole stacks (ops/batching.py), so a Jacobian costs one backward
+pass of matrix ops instead of one pass per output element. `parallel_iterations` bounds
+the rows per pass (memory); `experimental_use_pfor=False`, or an op without a vectorized
+form, runs the per-row loop instead, as TensorFlow falls back from pfor to a while loop.
+"""
 
 import numpy as np
 
 from .. import nest
+from ..ops.batching import Batched, NotBatchable, stacked, vectorized
 from ..tensor import Tensor, _Operators, wrap
 from .tape import UnconnectedGradients, _source_id
 
@@ -15,6 +23,117 @@ def _as_target(target):
     raise ValueError(f"jacobian target must be a Tensor, got {type(target).__name__}")
 
 
+def _chunks(n, parallel_iterations):
+    size = n if not parallel_iterations else max(1, min(n, int(parallel_iterations)))
+    return [(start, min(n, start + size)) for start in range(0, n, size)]
+
+
+def _identity_rows(n, start, stop, dtype):
+    """Rows start..stop of the n x n identity, made by ops (inside a function the
+    identity is built by the kernel, not carried as a constant)."""
+    from ..ops.registry import OPS, bind
+    eye = bind(OPS["Eye"], [], {"num_rows": n, "num_columns": n, "dtype": dtype})
+    if (start, stop) != (0, n):
+        eye = eye[start:stop]
+    return eye
+
+
+def _backward_stack(tape, target, seed_stack, ids):
+    """One vectorized backward pass: for each source id, the stack (rows,) + source
+    shape of gradients, or None where the source is unconnected."""
+    rows = seed_stack._shape[0]
+    with vectorized():
+        grads = tape._run_backprop([target], [Batched(seed_stack)], ids)
+    out = []
+    for sid in ids:
+        g = grads.get(sid)
+        out.append(None if g is None else g.inner if type(g) is Batched else stacked(g, rows))
+    return out
+
+
+def _vectorized_jacobian(tape, target, ids, parallel_iterations):
+    from ..ops.shape import concat, reshape
+    t_shape = tuple(target._shape)
+    n = int(np.prod(t_shape, dtype=np.int64))
+    parts = [[] for _ in ids]
+    for start, stop in _chunks(n, parallel_iterations):
+        seeds = reshape(_identity_rows(n, start, stop, target.dtype), (stop - start,) + t_shape)
+        for part, g in zip(parts, _backward_stack(tape, target, seeds, ids)):
+            part.append(g)
+    return [None if part[0] is None else part[0] if len(part) == 1 else concat(part, 0)
+            for part in parts]
+
+
+def _finish(stack, source, lead_shape, mode):
+    from ..ops.creation import zeros
+    from ..ops.shape import reshape
+    shape = tuple(lead_shape) + tuple(source.shape)
+    if stack is None:
+        return zeros(shape, dtype=source.dtype) if mode is UnconnectedGradients.ZERO else None
+    return reshape(stack, shape)
+
+
+def full_jacobian(tape, target, sources, mode, parallel_iterations, use_pfor):
+    target = _as_target(target)
+    flat_sources = nest.flatten(sources)
+    ids = [_source_id(s) for s in flat_sources]
+    if use_pfor and target.dtype.is_floating and all(target._shape):
+        try:
+            stacks = _vectorized_jacobian(tape, target, ids, parallel_iterations)
+        except NotBatchable:
+            pass
+        else:
+            result = [_finish(st, s, target._shape, mode) for st, s in zip(stacks, flat_sources)]
+            return nest.pack_sequence_as(sources, result)
+    return nest.pack_sequence_as(sources, _sequential_jacobian(tape, target, flat_sources,
+                                                               ids, mode))
+
+
+def batch_jacobian(tape, target, source, mode, parallel_iterations, use_pfor):
+    target = _as_target(target)
+    t_shape, s_shape = tuple(target._shape), tuple(source.shape)
+    if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
+        raise ValueError(
+            f"Need first dimension of `target` shape ({list(t_shape)}) and `source` shape "
+            f"({list(s_shape)}) to match.")
+    if use_pfor and target.dtype.is_floating and all(t_shape) and all(s_shape):
+        try:
+            return _vectorized_batch_jacobian(tape, target, source, mode, parallel_iterations)
+        except NotBatchable:
+            pass
+    return _sequential_batch_jacobian(tape, target, source, mode)
+
+
+def _vectorized_batch_jacobian(tape, target, source, mode, parallel_iterations):
+    # Examples are independent, so seed row j (a 1 at position j of every example)
+    # yields row j of every example's Jacobian at once.
+    from ..ops.shape import broadcast_to, concat, reshape, transpose
+    t_shape, s_shape = tuple(target._shape), tuple(source.shape)
+    per_example = int(np.prod(t_shape[1:], dtype=np.int64))
+    sid = _source_id(source)
+    parts = []
+    for start, stop in _chunks(per_example, parallel_iterations):
+        rows = stop - start
+        eye = reshape(_identity_rows(per_example, start, stop, target.dtype),
+                      (rows, 1) + t_shape[1:])
+        seeds = broadcast_to(eye, (rows,) + t_shape)
+        (g,) = _backward_stack(tape, target, seeds, [sid])
+        if g is None:  # unconnected
+            return _zeros(t_shape, s_shape, source) if mode is UnconnectedGradients.ZERO else None
+        parts.append(g)
+    stack = parts[0] if len(parts) == 1 else concat(parts, 0)  # (rows, batch, *s_rest)
+    rank = len(stack._shape)
+    stack = transpose(stack, [1, 0] + list(range(2, rank)))
+    return reshape(stack, t_shape + s_shape[1:])
+
+
+def _zeros(t_shape, s_shape, source):
+    from ..ops.creation import zeros
+    return zeros(t_shape + s_shape[1:], dtype=source.dtype)
+
+
+# -- the per-row loop -----------------------------------------------------------------------
+
 def _unit_seed(shape, dtype, flat_index, n):
     seed = np.zeros(n, dtype=dtype._np)
     seed[flat_index] = 1
@@ -23,8 +142,8 @@ def _unit_seed(shape, dtype, flat_index, n):
 
 def _assemble(rows, source, lead_shape, mode, stack_axis=0):
     """Stacks per-output gradient rows into lead_shape + source.shape (None if unconnected)."""
-    from ..ops.shape import reshape, stack
     from ..ops.creation import zeros, zeros_like
+    from ..ops.shape import reshape, stack
     src_shape = tuple(source.shape)
     if all(r is None for r in rows):
         if mode is UnconnectedGradients.ZERO:
@@ -36,10 +155,7 @@ def _assemble(rows, source, lead_shape, mode, stack_axis=0):
     return reshape(stack(rows, axis=stack_axis), tuple(lead_shape) + src_shape)
 
 
-def full_jacobian(tape, target, sources, mode, parallel_iterations, use_pfor):
-    target = _as_target(target)
-    flat_sources = nest.flatten(sources)
-    ids = [_source_id(s) for s in flat_sources]
+def _sequential_jacobian(tape, target, flat_sources, ids, mode):
     n = int(np.prod(target._shape, dtype=np.int64))
     rows = [[] for _ in flat_sources]
     for k in range(n):
@@ -47,35 +163,26 @@ def full_jacobian(tape, target, sources, mode, parallel_iterations, use_pfor):
         grads = tape._run_backprop([target], [seed], ids)
         for j, sid in enumerate(ids):
             rows[j].append(grads.get(sid))
-    result = [_assemble(r, s, target._shape, mode) for r, s in zip(rows, flat_sources)]
-    return nest.pack_sequence_as(sources, result)
+    return [_assemble(r, s, target._shape, mode) for r, s in zip(rows, flat_sources)]
 
 
-def batch_jacobian(tape, target, source, mode, parallel_iterations, use_pfor):
+def _sequential_batch_jacobian(tape, target, source, mode):
     from ..ops.shape import reshape, stack
-    target = _as_target(target)
-    t_shape, s_shape = target._shape, tuple(source.shape)
-    if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
-        raise ValueError(
-            f"Need first dimension of `target` shape ({list(t_shape)}) and `source` shape "
-            f"({list(s_shape)}) to match.")
+    t_shape, s_shape = tuple(target._shape), tuple(source.shape)
     batch = t_shape[0]
     per_example = int(np.prod(t_shape[1:], dtype=np.int64))
     sid = _source_id(source)
     rows = []
     for j in range(per_example):
-        # Examples are independent, so one pass with a 1 at position j of every example
-        # yields row j of every example's Jacobian at once.
         seed = np.zeros((batch, per_example), dtype=target.dtype._np)
         seed[:, j] = 1
         grads = tape._run_backprop([target], [wrap(seed.reshape(t_shape))], [sid])
         rows.append(grads.get(sid))
     if all(r is None for r in rows) or not rows:
         if mode is UnconnectedGradients.ZERO or not rows:
-            from ..ops.creation import zeros
-            return zeros(t_shape + s_shape[1:], dtype=source.dtype)
+            return _zeros(t_shape, s_shape, source)
         return None
     from ..ops.creation import zeros_like
     rows = [zeros_like(source) if r is None else r for r in rows]
-    stacked = stack(rows, axis=1)  # (batch, per_example, *source_rest)
-    return reshape(stacked, t_shape + s_shape[1:])
+    stacked_rows = stack(rows, axis=1)  # (batch, per_example, *source_rest)
+    return reshape(stacked_rows, t_shape + s_shape[1:])

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import context, dtypes, nest
 from ..config import settings
-from ..ops.registry import OpDef, never_bound, record
+from ..ops.registry import OpDef, batching, never_bound, record
 from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor, wrap
 from .execute import run_graph
 from .ir import Graph
@@ -185,6 +185,7 @@ class ConcreteFunction:
         self.name = name
         self._backward = None
         self._split_cache = None
+        self._vectorized = {}  # batch layout of the inputs -> the vectorized trace
         self._recorded_op = None
         # Calls of the user's functions run the split forward under a tape; the
         # functions made from them (backward and forward kernels) differentiate by replay.
@@ -224,6 +225,8 @@ class ConcreteFunction:
                 if new is not old:
                     var.assign(new)
             return outputs
+        if batching.depth and any(type(x) is batching.kind for x in inputs):
+            return self._call_vectorized(inputs, var_values)
         tapes = context.recording_tapes.get()
         if tapes and self._split_calls and not self.graph.has_custom_gradient and _watched_by(
                 tapes, list(inputs) + var_values):
@@ -239,6 +242,36 @@ class ConcreteFunction:
             if len(real) == len(outputs):
                 record(self._call_op, {}, list(inputs) + var_values, outputs, tapes)
         return outputs
+
+    def _call_vectorized(self, inputs, var_values):
+        """A call on Batched inputs (a vectorized backward walk passing through this
+        function): runs the function's vectorized form, traced once per batch layout and
+        compiled like any trace. Outputs come back Batched."""
+        kind = batching.kind
+        layout = tuple(x.batch_size if type(x) is kind else None for x in inputs)
+        vectorized_fn = self._vectorized.get(layout)
+        if vectorized_fn is None:
+            vectorized_fn = self._vectorized[layout] = self._trace_vectorized(inputs, layout)
+        flat = [x.inner if type(x) is kind else x for x in inputs] + list(var_values)
+        return [kind(o) for o in vectorized_fn._call_flat(flat)]
+
+    def _trace_vectorized(self, inputs, layout):
+        from ..ops.batching import stacked, vectorized
+        kind = batching.kind
+        batch = next(b for b in layout if b is not None)
+        graph = Graph(f"{self.graph.name}_vectorized")
+        with tracing(graph):
+            placeholders = [graph.placeholder(x._shape if b is None else (b,) + x._shape,
+                                              x.dtype, "x") for x, b in zip(inputs, layout)]
+            args = [p if b is None else kind(p) for p, b in zip(placeholders, layout)]
+            vs = [graph.placeholder(v._shape, v.dtype, "var") for v in self.graph.variables]
+            with vectorized():
+                outputs, _ = run_graph(self.graph, args, vs)
+            graph.outputs = [o.inner if type(o) is kind else stacked(o, batch)
+                             for o in outputs]
+        graph.inputs = placeholders + vs
+        return ConcreteFunction(graph, list(graph.outputs), list(range(len(graph.outputs))),
+                                f"{self.name}_vectorized", split_calls=False)
 
     def _gradients(self, inputs):
         """Calls a backward function: one gradient per input of the forward, None where

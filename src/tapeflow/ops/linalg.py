@@ -172,6 +172,23 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     return bind(MATMUL, (a, b), {"transpose_a": ta, "transpose_b": tb})
 
 
+def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False,
+           name=None):
+    """Matrix-vector product of the innermost dimensions, as `tf.linalg.matvec`.
+
+    >>> import tapeflow as tf
+    >>> tf.linalg.matvec([[1., 2.], [3., 4.]], [1., 1.])
+    <tf.Tensor: shape=(2,), dtype=float32, numpy=array([3., 7.], dtype=float32)>
+    """
+    from .shape import expand_dims, squeeze
+    a, b = _pair(a, b)
+    if len(b._shape) < 1:
+        raise InvalidArgumentError(f"matvec needs a vector, got shape {list(b._shape)} "
+                                   f"[Op:MatMul]", op="MatMul")
+    product = matmul(a, expand_dims(b, -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
+    return squeeze(product, -1)
+
+
 # -- Einsum ------------------------------------------------------------------------------
 
 _EQUATION = re.compile(r"^([a-zA-Z,.]+)(->[a-zA-Z.]*)?$")
@@ -828,6 +845,7 @@ __all__ = [
     "global_norm",
     "inv",
     "matmul",
+    "matvec",
     "norm",
     "solve",
     "tensordot",

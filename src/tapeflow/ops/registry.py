@@ -174,12 +174,30 @@ def record(op, attrs, inputs, outputs, tapes):
             watched.add(y._id)
 
 
+class _Batching:
+    """Set by ops/batching.py: while `depth` > 0 a vectorized backward walk runs (in some
+    thread), and bind() hands ops on `kind` (Batched) inputs to `bind`."""
+
+    depth = 0
+    kind = None
+    bind = None
+
+
+batching = _Batching()
+
+
 def bind(op, inputs, attrs=_NO_ATTRS):
     """Runs `op` on Tensors `inputs`: infer (checks), the NumPy kernel, then tape records.
 
     While a tf.function is being traced, an op on symbolic inputs (or a stateful op)
     becomes a graph node instead; ops on constants alone still run, folding them.
+    Inside a vectorized backward walk, an op on a Batched input runs its batching rule.
     """
+    if batching.depth:
+        kind = batching.kind
+        for x in inputs:
+            if type(x) is kind:
+                return batching.bind(op, inputs, attrs)
     graph = context.current_graph.get()
     if graph is not None and (op.stateful or any(
             [x._value is None or x._id in graph.lift_ids for x in inputs])

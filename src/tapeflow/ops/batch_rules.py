@@ -1,0 +1,389 @@
+"""One batching rule per op of the table: how to run the op once on stacked inputs.
+
+A rule receives the op's inputs (some Batched: a leading axis of size `batch` stacked
+behind a per-example shape) and returns its outputs, Batched. Most rules move the op's
+axes one place to the right; ops that address positions (gather, scatter, segment sums)
+get the batch position as one more index coordinate. Elementwise ops share one rule.
+"""
+
+import numpy as np
+
+from .batching import Batched, NotBatchable, batch_rule, stacked
+from .registry import OPS, bind
+
+
+def _bind(name, inputs, **attrs):
+    return bind(OPS[name], list(inputs), attrs)
+
+
+def _reshape(x, shape):
+    return x if tuple(x._shape) == tuple(shape) else _bind("Reshape", [x], shape=tuple(shape))
+
+
+def _transpose(x, perm):
+    perm = tuple(perm)
+    return x if perm == tuple(range(len(perm))) else _bind("Transpose", [x], perm=perm)
+
+
+def _axis(axis, rank):
+    """A per-example axis (negative allowed) as the axis of the stacked array."""
+    return (axis % rank if rank else 0) + 1
+
+
+def _padded(x, rank, batch):
+    """x's stack with size-1 axes after the batch axis, so that it has `rank` per-example
+    dimensions and broadcasts against per-example values of that rank."""
+    inner = x.inner
+    missing = rank - len(x._shape)
+    return inner if missing <= 0 else _reshape(inner, (batch,) + (1,) * missing + x._shape)
+
+
+def _full(x, shape, batch):
+    """x's stack broadcast to (batch,) + shape."""
+    if type(x) is Batched:
+        inner = _padded(x, len(shape), batch)
+    else:
+        inner = _reshape(x, (1,) * (len(shape) - len(x._shape) + 1) + tuple(x._shape))
+    target = (batch,) + tuple(shape)
+    return inner if inner._shape == target else _bind("BroadcastTo", [inner], shape=target)
+
+
+def _out(result, op):
+    if op.n_out == 1:
+        return Batched(result)
+    return [Batched(r) for r in result]
+
+
+# -- elementwise ----------------------------------------------------------------------------
+
+# TensorFlow's *Grad helper ops take two inputs of one shape: no broadcasting.
+_EQUAL_SHAPES = frozenset(["TanhGrad", "SigmoidGrad", "ReciprocalGrad", "SqrtGrad",
+                           "ReluGrad", "EluGrad", "SoftplusGrad"])
+
+
+def elementwise_rule(op, inputs, attrs, batch):
+    if op.name in _EQUAL_SHAPES or op.name == "ClipByValue":
+        shape = inputs[0]._shape if op.name == "ClipByValue" else _broadcast_all(inputs)
+        first = [_full(inputs[0], shape, batch)]
+        rest = inputs[1:]
+        if op.name in _EQUAL_SHAPES:
+            rest = [_full(x, shape, batch) for x in rest]
+        else:  # the bounds broadcast against t: keep their per-example axes aligned
+            rest = [_padded(x, len(shape), batch) if type(x) is Batched else x for x in rest]
+        return Batched(bind(op, first + rest, attrs))
+    rank = max(len(x._shape) for x in inputs)
+    args = [_padded(x, rank, batch) if type(x) is Batched else x for x in inputs]
+    return Batched(bind(op, args, attrs))
+
+
+def _broadcast_all(inputs):
+    return np.broadcast_shapes(*[tuple(x._shape) for x in inputs])
+
+
+@batch_rule("ZerosLike", "OnesLike")
+def _like(op, inputs, attrs, batch):
+    return Batched(bind(op, [inputs[0].inner], attrs))
+
+
+@batch_rule("Fill")
+def _fill(op, inputs, attrs, batch):
+    shape = tuple(attrs["shape"])
+    return Batched(_full(inputs[0], shape, batch))
+
+
+# -- shapes ---------------------------------------------------------------------------------
+
+@batch_rule("Reshape")
+def _reshape_rule(op, inputs, attrs, batch):
+    return Batched(_reshape(inputs[0].inner, (batch,) + tuple(attrs["shape"])))
+
+
+@batch_rule("Transpose")
+def _transpose_rule(op, inputs, attrs, batch):
+    rank = len(inputs[0]._shape)
+    return Batched(_transpose(inputs[0].inner, [0] + [_axis(p, rank) for p in attrs["perm"]]))
+
+
+@batch_rule("ExpandDims")
+def _expand_dims(op, inputs, attrs, batch):
+    rank = len(inputs[0]._shape) + 1
+    return Batched(bind(op, [inputs[0].inner], {"axis": _axis(attrs["axis"], rank)}))
+
+
+@batch_rule("Squeeze")
+def _squeeze(op, inputs, attrs, batch):
+    (x,) = inputs
+    out_shape, _ = op.infer(x, **attrs)
+    return Batched(_reshape(x.inner, (batch,) + tuple(out_shape)))
+
+
+@batch_rule("BroadcastTo")
+def _broadcast_to(op, inputs, attrs, batch):
+    return Batched(_full(inputs[0], tuple(attrs["shape"]), batch))
+
+
+@batch_rule("Pack")
+def _pack(op, inputs, attrs, batch):
+    rank = len(inputs[0]._shape) + 1
+    values = [stacked(x, batch) for x in inputs]
+    return Batched(bind(op, values, {**attrs, "axis": _axis(attrs["axis"], rank)}))
+
+
+@batch_rule("ConcatV2")
+def _concat(op, inputs, attrs, batch):
+    rank = len(inputs[0]._shape)
+    values = [stacked(x, batch) for x in inputs]
+    return Batched(bind(op, values, {**attrs, "axis": _axis(attrs["axis"], rank)}))
+
+
+@batch_rule("Unpack", "SplitV", "Cumsum", "Cumprod", "Softmax", "LogSoftmax", "ArgMax",
+            "ArgMin")
+def _one_axis(op, inputs, attrs, batch):
+    rank = len(inputs[0]._shape)
+    return _out(bind(op, [inputs[0].inner], {**attrs, "axis": _axis(attrs["axis"], rank)}),
+                op)
+
+
+@batch_rule("Tile")
+def _tile(op, inputs, attrs, batch):
+    return Batched(bind(op, [inputs[0].inner], {"multiples": (1,) + tuple(attrs["multiples"])}))
+
+
+@batch_rule("PadV2")
+def _pad(op, inputs, attrs, batch):
+    x, constant = inputs
+    if type(constant) is Batched:
+        raise NotBatchable("PadV2 with a batched padding value")
+    paddings = ((0, 0),) + tuple(tuple(p) for p in attrs["paddings"])
+    return Batched(bind(op, [x.inner, constant], {**attrs, "paddings": paddings}))
+
+
+@batch_rule("MirrorPad", "MirrorPadGrad")
+def _mirror_pad(op, inputs, attrs, batch):
+    paddings = ((0, 0),) + tuple(tuple(p) for p in attrs["paddings"])
+    return Batched(bind(op, [inputs[0].inner], {**attrs, "paddings": paddings}))
+
+
+_ALL = (None, None, None)  # the key of a full slice
+
+
+@batch_rule("StridedSlice")
+def _strided_slice(op, inputs, attrs, batch):
+    return Batched(bind(op, [inputs[0].inner], {"key": (_ALL,) + tuple(attrs["key"])}))
+
+
+@batch_rule("StridedSliceGrad")
+def _strided_slice_grad(op, inputs, attrs, batch):
+    return Batched(bind(op, [inputs[0].inner], {"shape": (batch,) + tuple(attrs["shape"]),
+                                                "key": (_ALL,) + tuple(attrs["key"])}))
+
+
+@batch_rule("ReverseV2")
+def _reverse(op, inputs, attrs, batch):
+    rank = len(inputs[0]._shape)
+    return Batched(bind(op, [inputs[0].inner],
+                        {"axis": tuple(_axis(a, rank) for a in attrs["axis"])}))
+
+
+@batch_rule("Shape", "Size", "Rank")
+def _shape_of(op, inputs, attrs, batch):
+    # The same for every example: computed from the per-example shape, unbatched.
+    from ..tensor import wrap
+    shape = inputs[0]._shape
+    value = {"Shape": shape, "Size": int(np.prod(shape, dtype=np.int64)),
+             "Rank": len(shape)}[op.name]
+    return wrap(np.asarray(value, dtype=attrs["out_type"]._np))
+
+
+@batch_rule("OneHot")
+def _one_hot(op, inputs, attrs, batch):
+    rank = len(inputs[0]._shape) + 1
+    axis = attrs["axis"]
+    axis = -1 if axis == -1 else _axis(axis, rank)
+    return Batched(bind(op, [inputs[0].inner], {**attrs, "axis": axis}))
+
+
+# -- positions: the batch index becomes one more coordinate ---------------------------------
+
+@batch_rule("GatherV2")
+def _gather(op, inputs, attrs, batch):
+    params, indices = inputs
+    rank = len(params._shape)
+    axis = attrs["axis"] % rank
+    batch_dims = attrs["batch_dims"]
+    if batch_dims < 0:
+        batch_dims += len(indices._shape)
+    if type(indices) is not Batched and batch_dims == 0:
+        return Batched(bind(op, [params.inner, indices], {"axis": axis + 1, "batch_dims": 0}))
+    return Batched(bind(op, [stacked(params, batch), stacked(indices, batch)],
+                        {"axis": axis + 1, "batch_dims": batch_dims + 1}))
+
+
+def _with_batch_coordinate(indices, batch):
+    """indices (..., k) of one example as indices (batch, ..., k + 1) into the stack."""
+    full = stacked(indices, batch)
+    lead = tuple(full._shape[:-1])
+    column = np.arange(batch, dtype=indices.dtype._np).reshape((batch,) + (1,) * len(lead))
+    from ..tensor import wrap
+    column = _bind("BroadcastTo", [wrap(column)], shape=lead + (1,))
+    return _bind("ConcatV2", [column, full], axis=len(lead))
+
+
+@batch_rule("GatherNd")
+def _gather_nd(op, inputs, attrs, batch):
+    params, indices = inputs
+    return Batched(bind(op, [stacked(params, batch), _with_batch_coordinate(indices, batch)],
+                        attrs))
+
+
+@batch_rule("ScatterNd")
+def _scatter_nd(op, inputs, attrs, batch):
+    indices, updates = inputs
+    return Batched(bind(op, [_with_batch_coordinate(indices, batch), stacked(updates, batch)],
+                        {"shape": (batch,) + tuple(attrs["shape"])}))
+
+
+@batch_rule("TensorScatterAdd")
+def _tensor_scatter_add(op, inputs, attrs, batch):
+    tensor, indices, updates = inputs
+    return Batched(bind(op, [stacked(tensor, batch), _with_batch_coordinate(indices, batch),
+                             stacked(updates, batch)], attrs))
+
+
+@batch_rule("UnsortedSegmentSum")
+def _segment_sum(op, inputs, attrs, batch):
+    # Example b's segment s becomes segment b * num_segments + s of one flat sum.
+    data, ids = inputs
+    segments = attrs["num_segments"]
+    from ..tensor import wrap
+    offsets = np.arange(batch, dtype=ids.dtype._np).reshape((batch,) + (1,) * len(ids._shape))
+    flat_ids = _bind("AddV2", [stacked(ids, batch), wrap(offsets * segments)])
+    out = bind(op, [stacked(data, batch), flat_ids], {"num_segments": batch * segments})
+    return Batched(_reshape(out, (batch, segments) + tuple(data._shape[len(ids._shape):])))
+
+
+# -- reductions -----------------------------------------------------------------------------
+
+@batch_rule("Sum", "Mean", "Max", "Min", "Prod", "All", "Any")
+def _reduce(op, inputs, attrs, batch):
+    return Batched(bind(op, [inputs[0].inner],
+                        {**attrs, "axis": tuple(a + 1 for a in attrs["axis"])}))
+
+
+@batch_rule("L2Loss")
+def _l2_loss(op, inputs, attrs, batch):
+    inner = inputs[0].inner
+    axes = tuple(range(1, len(inner._shape)))
+    squares = _bind("Mul", [inner, inner])
+    total = _bind("Sum", [squares], axis=axes, keepdims=False)
+    from ..tensor import wrap
+    return Batched(_bind("Mul", [total, wrap(np.asarray(0.5, dtype=inner.dtype._np))]))
+
+
+# -- matrices -------------------------------------------------------------------------------
+
+@batch_rule("MatMul")
+def _matmul(op, inputs, attrs, batch):
+    a, b = inputs
+    ta, tb = attrs["transpose_a"], attrs["transpose_b"]
+    if type(b) is not Batched and not ta:
+        # One product: the examples' rows stacked on top of each other.
+        m, k = a._shape
+        product = bind(op, [_reshape(a.inner, (batch * m, k)), b], attrs)
+        return Batched(_reshape(product, (batch, m, product._shape[-1])))
+    if type(a) is not Batched and not tb and b._shape[1] == 1:
+        # Matrix-vector products: the examples' vectors as the rows of one product.
+        vectors = _reshape(b.inner, (batch, b._shape[0]))
+        product = _bind("MatMul", [vectors, a], transpose_a=False, transpose_b=not ta)
+        return Batched(_reshape(product, (batch, product._shape[1], 1)))
+    if type(a) is not Batched and not tb:
+        # One product: the examples' columns side by side.
+        k, n = b._shape
+        columns = _reshape(_transpose(b.inner, (1, 0, 2)), (k, batch * n))
+        product = bind(op, [a, columns], attrs)
+        m = product._shape[0]
+        return Batched(_transpose(_reshape(product, (m, batch, n)), (1, 0, 2)))
+    args = [a.inner if type(a) is Batched else a, b.inner if type(b) is Batched else b]
+    return Batched(_bind("BatchMatMulV2", args, adj_x=ta, adj_y=tb))
+
+
+@batch_rule("BatchMatMulV2")
+def _batch_matmul(op, inputs, attrs, batch):
+    x, y = inputs
+    rank = max(len(x._shape), len(y._shape))
+    if type(y) is not Batched and len(y._shape) == 2 and not attrs["adj_x"]:
+        m, k = x._shape[-2:]
+        flat = _reshape(x.inner, (-1, k))
+        product = _bind("MatMul", [flat, y], transpose_a=False, transpose_b=attrs["adj_y"])
+        return Batched(_reshape(product, (batch,) + tuple(x._shape[:-1]) +
+                                (product._shape[-1],)))
+    args = [_padded(v, rank, batch) if type(v) is Batched else v for v in (x, y)]
+    return Batched(bind(op, args, attrs))
+
+
+def _fresh_label(equation):
+    for label in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba":
+        if label not in equation:
+            return label
+    raise NotBatchable("einsum equation uses every label")
+
+
+@batch_rule("Einsum", "UnaryEinsum")
+def _einsum(op, inputs, attrs, batch):
+    equation = attrs["equation"]
+    label = _fresh_label(equation)
+    lhs, out = equation.split("->")
+    terms = lhs.split(",")
+    terms = [label + t if type(x) is Batched else t for t, x in zip(terms, inputs)]
+    args = [x.inner if type(x) is Batched else x for x in inputs]
+    return Batched(bind(op, args, {**attrs, "equation": f"{','.join(terms)}->{label}{out}"}))
+
+
+@batch_rule("MatrixInverse", "MatrixDeterminant", "MatrixDiagV3", "MatrixDiagPartV3")
+def _leading_batch(op, inputs, attrs, batch):
+    # These ops already treat leading axes as a batch.
+    return Batched(bind(op, [inputs[0].inner], attrs))
+
+
+@batch_rule("MatrixSolve")
+def _solve(op, inputs, attrs, batch):
+    matrix, rhs = inputs
+    return Batched(bind(op, [stacked(matrix, batch), stacked(rhs, batch)], attrs))
+
+
+# -- nn -------------------------------------------------------------------------------------
+
+@batch_rule("SoftmaxCrossEntropyWithLogits")
+def _xent(op, inputs, attrs, batch):
+    features, labels = inputs
+    rank = len(features._shape)
+    return _out(bind(op, [stacked(features, batch), stacked(labels, batch)],
+                     {**attrs, "axis": _axis(attrs["axis"], rank)}), op)
+
+
+@batch_rule("SparseSoftmaxCrossEntropyWithLogits")
+def _sparse_xent(op, inputs, attrs, batch):
+    features, labels = inputs
+    classes = features._shape[-1]
+    flat_features = _reshape(stacked(features, batch), (-1, classes))
+    flat_labels = _reshape(stacked(labels, batch), (-1,))
+    loss, backprop = bind(op, [flat_features, flat_labels], attrs)
+    return [Batched(_reshape(loss, (batch,) + tuple(labels._shape))),
+            Batched(_reshape(backprop, (batch,) + tuple(features._shape)))]
+
+
+@batch_rule("BiasAdd")
+def _bias_add(op, inputs, attrs, batch):
+    value, bias = inputs
+    from .nn import _channel_axis
+    rank = len(value._shape)
+    axis = _channel_axis(attrs["data_format"], rank)
+    if type(bias) is not Batched and axis == rank - 1:
+        return Batched(bind(op, [value.inner, bias], attrs))
+    shape = [1] * rank
+    shape[axis] = bias._shape[0]
+    if type(bias) is Batched:
+        bias = _reshape(bias.inner, [batch] + shape)
+    else:
+        bias = _reshape(bias, shape)
+    return Batched(_bind("AddV2", [stacked(value, batch), bias]))

@@ -1,0 +1,127 @@
+"""Vectorization over a leading batch axis (the effect of JAX's vmap, TensorFlow's pfor).
+
+A `Batched` value stands for a stack of B values of one shape: gradient rules see an
+ordinary Tensor of the per-example shape, and every op they bind on it is answered by
+the op's batching rule (ops/batch_rules.py), which runs the op once on the stacked
+array. The jacobian runs one backward walk over a Batched stack of unit cotangents.
+Rules bind ordinary ops on the stacked arrays, so the same walk runs eagerly, is traced
+into a graph inside `@function`, and is recorded by outer tapes (Hessians).
+"""
+
+import contextlib
+import threading
+
+from ..errors import InvalidArgumentError
+from ..tensor import Tensor, _next_id
+from . import registry
+
+
+class NotBatchable(Exception):
+    """An op (or a Python use of a value) that has no vectorized form: the caller falls
+    back to one backward pass per row, as TensorFlow's pfor falls back to a while loop."""
+
+
+class Batched(Tensor):
+    """B values of shape `_shape`, stacked in `inner` (shape (B,) + `_shape`)."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner):
+        self.inner = inner
+        self._value = None
+        self._shape = tuple(inner._shape[1:])
+        self.dtype = inner.dtype
+        self._id = _next_id()
+        self._var = None
+
+    @property
+    def batch_size(self):
+        return self.inner._shape[0]
+
+    def _no_value(self, what):
+        raise NotBatchable(f"{what} of a value that stands for a batch of cotangents")
+
+    def numpy(self):
+        self._no_value("numpy()")
+
+    def __array__(self, dtype=None, copy=None):
+        self._no_value("Converting to a NumPy array")
+
+    def __bool__(self):
+        self._no_value("bool()")
+
+    def __float__(self):
+        self._no_value("float()")
+
+    def __int__(self):
+        self._no_value("int()")
+
+    def __index__(self):
+        self._no_value("Using as an index")
+
+    def __repr__(self):
+        return (f"<Batched: {self.batch_size} x shape={list(self._shape)}, "
+                f"dtype={self.dtype.name}>")
+
+    __str__ = __repr__
+
+
+RULES = {}  # op name -> rule(op, inputs, attrs, batch_size) -> outputs
+
+
+def batch_rule(*names):
+    def register_rule(rule):
+        for name in names:
+            if name in RULES:
+                raise KeyError(f"op {name!r} has two batching rules")
+            RULES[name] = rule
+        return rule
+    return register_rule
+
+
+def batch_bind(op, inputs, attrs):
+    """bind() for an op with at least one Batched input."""
+    batch = None
+    for x in inputs:
+        if type(x) is Batched:
+            if batch is None:
+                batch = x.batch_size
+            elif x.batch_size != batch:
+                raise InvalidArgumentError(
+                    f"{op.name}: batched inputs of sizes {batch} and {x.batch_size} "
+                    f"[Op:{op.name}]", op=op.name)
+    op.infer(*inputs, **attrs)  # the per-example checks, with the user's shapes
+    rule = RULES.get(op.name)
+    if rule is None:
+        if not op.elementwise:
+            raise NotBatchable(f"{op.name} has no batching rule")
+        from .batch_rules import elementwise_rule as rule
+    return rule(op, inputs, attrs, batch)
+
+
+registry.batching.bind = batch_bind
+registry.batching.kind = Batched
+
+_depth_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def vectorized():
+    """Turns on bind()'s check for Batched inputs for the duration (it costs nothing
+    while no vectorized walk runs in any thread)."""
+    from . import batch_rules  # noqa: F401  (registers the rules)
+    with _depth_lock:
+        registry.batching.depth += 1
+    try:
+        yield
+    finally:
+        with _depth_lock:
+            registry.batching.depth -= 1
+
+
+def stacked(x, batch):
+    """The (B,) + shape array behind `x`, broadcasting an unbatched value."""
+    if type(x) is Batched:
+        return x.inner
+    from .shape import broadcast_to, expand_dims
+    return broadcast_to(expand_dims(x, 0), (batch,) + tuple(x._shape))
