@@ -13,10 +13,10 @@ from .dtypes import (DType, as_dtype, bool, double, float16, float32, float64, h
 from .ops.control import cond, while_loop
 from .ops.creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like  # noqa: A004
 from .ops.elementwise import (
-    abs, add, cast, clip_by_value, divide, equal, exp, floor, floordiv, greater, greater_equal,
+    abs, add, cast, clip_by_value, cos, divide, equal, exp, floor, floordiv, greater, greater_equal,
     identity, less, less_equal, logical_and, logical_not, logical_or, maximum, minimum,
-    multiply, negative, not_equal, pow, realdiv, round, sigmoid, sign, sqrt, square,
-    stop_gradient, subtract, tanh, truediv, where)
+    multiply, negative, not_equal, pow, realdiv, round, sigmoid, sign, sin, sqrt, square,
+    stop_gradient, subtract, tan, tanh, truediv, where)
 from .ops.linalg import clip_by_norm, einsum, matmul, norm, tensordot
 from .ops.reduce import (argmax, argmin, cumsum, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)

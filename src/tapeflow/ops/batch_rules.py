@@ -34,18 +34,29 @@ def _padded(x, rank, batch):
     """x's stack with size-1 axes after the batch axis, so that it has `rank` per-example
     dimensions and broadcasts against per-example values of that rank."""
     inner = x.inner
-    missing = rank - len(x._shape)
-    return inner if missing <= 0 else _reshape(inner, (batch,) + (1,) * missing + x._shape)
+    for _ in range(rank - len(x._shape)):
+        inner = _bind("ExpandDims", [inner], axis=1)
+    return inner
 
 
 def _full(x, shape, batch):
     """x's stack broadcast to (batch,) + shape."""
+    target = (batch,) + tuple(shape)
     if type(x) is Batched:
         inner = _padded(x, len(shape), batch)
+        if inner._shape == target:
+            return inner
+    elif None in target:
+        from .shape import broadcast_to
+        inner = stacked(x, batch)
+        for _ in range(len(shape) - len(x._shape)):
+            inner = _bind("ExpandDims", [inner], axis=1)
+        return inner if inner._shape == target else broadcast_to(inner, target)
     else:
         inner = _reshape(x, (1,) * (len(shape) - len(x._shape) + 1) + tuple(x._shape))
-    target = (batch,) + tuple(shape)
-    return inner if inner._shape == target else _bind("BroadcastTo", [inner], shape=target)
+    if None in target:
+        raise NotBatchable(f"broadcasting to {list(shape)}, a shape known only at run time")
+    return _bind("BroadcastTo", [inner], shape=target)
 
 
 def _out(result, op):
@@ -113,8 +124,9 @@ def _expand_dims(op, inputs, attrs, batch):
 @batch_rule("Squeeze")
 def _squeeze(op, inputs, attrs, batch):
     (x,) = inputs
-    out_shape, _ = op.infer(x, **attrs)
-    return Batched(_reshape(x.inner, (batch,) + tuple(out_shape)))
+    from .shape import _squeeze_dims
+    axes = tuple(a % len(x._shape) + 1 for a in _squeeze_dims(x._shape, attrs["axis"]))
+    return Batched(bind(op, [x.inner], {"axis": axes}))
 
 
 @batch_rule("BroadcastTo")
@@ -387,3 +399,19 @@ def _bias_add(op, inputs, attrs, batch):
     else:
         bias = _reshape(bias, shape)
     return Batched(_bind("AddV2", [stacked(value, batch), bias]))
+
+
+# Ops without a vectorized form, and why. An op here met in a vectorized walk raises
+# NotBatchable, and the jacobian runs its per-row loop instead.
+NO_RULE = {
+    "Where": "its output's length depends on the values",
+    "Range": "its output's length depends on the values",
+    "LinSpace": "its output's length depends on the values",
+    "RandomShuffle": "stateful: one draw per call",
+    "TensorListPushBack": "a list grows by one item per call",
+    "TensorListPopBack": "a list shrinks by one item per call",
+    # No tensor inputs, so never handed a Batched value:
+    "Eye": "no tensor inputs", "ConstFill": "no tensor inputs",
+    "RandomStandardNormal": "no tensor inputs", "RandomUniform": "no tensor inputs",
+    "TruncatedNormal": "no tensor inputs", "RandomUniformInt": "no tensor inputs",
+}

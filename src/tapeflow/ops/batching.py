@@ -124,4 +124,11 @@ def stacked(x, batch):
     if type(x) is Batched:
         return x.inner
     from .shape import broadcast_to, expand_dims
-    return broadcast_to(expand_dims(x, 0), (batch,) + tuple(x._shape))
+    if None not in x._shape:
+        return broadcast_to(expand_dims(x, 0), (batch,) + tuple(x._shape))
+    # A size known only at run time (a loop's history): broadcast by adding zeros.
+    import numpy as np
+    from ..tensor import wrap
+    from .elementwise import add, logical_or
+    zeros = wrap(np.zeros((batch,) + (1,) * len(x._shape), dtype=x.dtype._np))
+    return (logical_or if x.dtype.is_bool else add)(expand_dims(x, 0), zeros)

@@ -9,7 +9,7 @@ from typing import Callable
 from .. import context, nest
 from ..errors import UnimplementedError
 from ..tensor import Symbolic, _Operators, convert_to_tensor
-from .registry import OpDef, never_bound, record
+from .registry import OpDef, batching, never_bound, record
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,21 @@ def _truth(pred, what):
     return bool(pred)
 
 
+def _is_batched(x):
+    return batching.kind is not None and type(x) is batching.kind
+
+
 def _is_symbolic(x):
-    return isinstance(x, Symbolic)
+    return isinstance(x, Symbolic) or (_is_batched(x) and isinstance(x.inner, Symbolic))
+
+
+def _batch_size(values):
+    return next(v.batch_size for v in values if _is_batched(v))
+
+
+def _not_batchable(what):
+    from .batching import NotBatchable
+    return NotBatchable(what)
 
 
 def _trace_subgraph(name, fn, inputs_like=()):
@@ -171,6 +184,10 @@ def _graph_cond(pred, true_fn, false_fn):
                          f"{then_result!r} vs {else_result!r}") from None
     then_out = [_own(then_graph, _as_output(v, "true_fn")) for v in nest.flatten(then_result)]
     else_out = [_own(else_graph, _as_output(v, "false_fn")) for v in nest.flatten(else_result)]
+    batched = [False] * len(then_out)
+    if any(_is_batched(v) for v in then_out + else_out):
+        (then_out, else_out), batched = _stacked_outputs(
+            [(then_graph, then_out), (else_graph, else_out)])
     avals = []
     for a, b in zip(then_out, else_out):
         if a.dtype is not b.dtype or len(a._shape) != len(b._shape):
@@ -188,7 +205,25 @@ def _graph_cond(pred, true_fn, false_fn):
     op = replace(IF, args=names, saves=names, n_out=len(avals))
     outputs = _bind_structural(op, [pred] + captured,
                                {"then": then_graph, "else": else_graph}, avals)
+    outputs = [batching.kind(o) if b else o for o, b in zip(outputs, batched)]
     return nest.pack_sequence_as(then_result, outputs)
+
+
+def _stacked_outputs(branches):
+    """Branch outputs where some branch returns a Batched value: at those positions every
+    branch returns the stacked array (the If node runs on stacks; its outputs are
+    re-wrapped). Returns the new output lists and which positions are batched."""
+    from ..graph.trace import tracing
+    from .batching import stacked
+    size = _batch_size([v for _, outs in branches for v in outs])
+    positions = [any(_is_batched(outs[i]) for _, outs in branches)
+                 for i in range(len(branches[0][1]))]
+    result = []
+    for graph, outs in branches:
+        with tracing(graph):
+            result.append([_own(graph, stacked(v, size)) if p else v
+                           for v, p in zip(outs, positions)])
+    return result, positions
 
 
 def _captured_union(graphs):
@@ -241,6 +276,8 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("true_fn and false_fn must be callable.")
     if _is_symbolic(pred):
+        if _is_batched(pred):
+            raise _not_batchable("tf.cond on a condition that differs between examples")
         if pred._shape:
             raise ValueError(f"pred must be a scalar, got shape {list(pred._shape)}")
         return _graph_cond(pred, true_fn, false_fn)
@@ -322,6 +359,8 @@ def _while_replay(node, args):
     values, captured = list(args[:n]), list(args[n:])
     if all(not _is_symbolic(a) for a in args):
         return _run_while_eagerly(cond_graph, body_graph, values, captured)
+    if any(_is_batched(a) for a in args):
+        raise _not_batchable("a traced While node replayed on batched values")
     return _bind_while(cond_graph, body_graph, values, captured, node.attrs["structure"])
 
 
@@ -418,8 +457,63 @@ WHILE = StructuralOp(name="While", args=("x0",), infer=_WHILE_ONLY, eager=_WHILE
                      smooth=False)
 
 
+class _Widen(Exception):
+    """The body made these unbatched loop variables Batched: trace again with them
+    batched from the start."""
+
+    def __init__(self, positions, size):
+        self.positions, self.size = positions, size
+
+
 def _graph_while(cond, body, values):
     cond, body = _converted(cond), _converted(body)
+    flat = nest.flatten(values)
+    positions = {i for i, v in enumerate(flat) if _is_batched(v)}
+    size = _batch_size(flat) if positions else None
+    try:
+        if not positions:
+            return _symbolic_while(cond, body, values)
+    except _Widen as widened:
+        positions, size = widened.positions, widened.size
+    return _batched_while(cond, body, values, positions, size)
+
+
+def _batched_while(cond, body, values, positions, size):
+    """A loop over Batched loop variables: a While node over their stacks, its cond and
+    body seeing Batched values again."""
+    from .batching import stacked
+    structure, flat = values, nest.flatten(values)
+    kind = batching.kind
+    while True:
+        def unstacked(xs, positions=positions):
+            return nest.pack_sequence_as(structure, [kind(x) if i in positions else x
+                                                     for i, x in enumerate(xs)])
+
+        def stacked_cond(*xs, unstacked=unstacked):
+            result = cond(*unstacked(xs))
+            if _is_batched(result):
+                raise _not_batchable("a while_loop condition that differs between examples")
+            return result
+
+        def stacked_body(*xs, unstacked=unstacked, positions=positions):
+            out = _body_outputs(body, structure, [kind(x) if i in positions else x
+                                                  for i, x in enumerate(xs)])
+            widened = {i for i, o in enumerate(out) if _is_batched(o) and i not in positions}
+            if widened:
+                raise _Widen(positions | widened, size)
+            return [stacked(o, size) if i in positions else o for i, o in enumerate(out)]
+
+        try:
+            init = [stacked(v, size) if i in positions else v for i, v in enumerate(flat)]
+            result = _symbolic_while(stacked_cond, stacked_body, init)
+        except _Widen as widened:
+            positions = widened.positions
+            continue
+        return nest.pack_sequence_as(structure, [kind(r) if i in positions else r
+                                                 for i, r in enumerate(result)])
+
+
+def _symbolic_while(cond, body, values):
     flat = nest.flatten(values)
     structure = values
     like = list(flat)
@@ -428,6 +522,9 @@ def _graph_while(cond, body, values):
             "while_cond", lambda *xs: cond(*nest.pack_sequence_as(structure, list(xs))), like)
         body_graph, body_result = _trace_subgraph(
             "while_body", lambda *xs: _body_outputs(body, structure, xs), like)
+        widened = {i for i, v in enumerate(body_result) if _is_batched(v)}
+        if widened:
+            raise _Widen(widened, _batch_size(body_result))
         outs = [_own(body_graph, _as_output(v, "while_loop body")) for v in body_result]
         for a, b in zip(like, outs):
             if a.dtype is not b.dtype:

@@ -1,0 +1,251 @@
+"""Vectorized jacobians, generated from the op table: for every differentiable op, the
+one-pass jacobian (a Batched stack of cotangents through the gradient rules) equals the
+per-row loop and finite differences; for every smooth op, so does the jacobian of its
+gradient (nested tapes), which runs the batching rules of the gradient rules' own ops."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tapeflow as tf
+from tapeflow.autodiff.jacobian import _vectorized_jacobian
+from tapeflow.ops import batch_rules
+from tapeflow.ops.batching import RULES
+from tapeflow.ops.registry import OPS, bind
+from tests.op_samples.common import (
+    FINITE_DIFFERENCE,
+    TOLERANCE,
+    as_outputs,
+    draw_case,
+    sampled_ops,
+    wrt_indices,
+)
+
+DIFFERENTIABLE = sampled_ops(lambda op: op.differentiable)
+SMOOTH = sorted(name for name in DIFFERENTIABLE if OPS[name].smooth)
+
+
+def test_every_op_has_a_batching_rule_or_a_reason():
+    missing = [name for name, op in OPS.items()
+               if not op.elementwise and name not in RULES and name not in batch_rules.NO_RULE]
+    assert not missing, f"ops without a batching rule (add one, or a reason to NO_RULE): {missing}"
+    both = sorted(set(RULES) & set(batch_rules.NO_RULE))
+    assert not both, f"ops with a rule that NO_RULE says cannot have one: {both}"
+
+
+def _sources(case):
+    wrt = tuple(i for i in wrt_indices(case) if case.inputs[i].size)
+    tensors = [tf.constant(a) for a in case.inputs]
+    return wrt, tensors, [tensors[i] for i in wrt]
+
+
+def _float_outputs(outputs):
+    return [o for o in outputs if o.dtype.is_floating and int(np.prod(o.shape))]
+
+
+def _compare(name, what, vectorized, looped, dtype):
+    tol = TOLERANCE["float64" if dtype == np.float64 else "float32"]
+    for v, s in zip(vectorized, looped):
+        if s is None:
+            assert v is None, f"{name}: {what}: vectorized is not None where the loop is"
+            continue
+        assert v is not None, f"{name}: {what}: vectorized is None where the loop is not"
+        assert tuple(v.shape) == tuple(s.shape), f"{name}: {what}: shape {v.shape} vs {s.shape}"
+        scale = max(1.0, float(np.max(np.abs(s.numpy()), initial=0.0)))
+        np.testing.assert_allclose(v.numpy(), s.numpy(), rtol=tol["rtol"],
+                                   atol=tol["atol"] * scale, err_msg=f"{name}: {what}")
+
+
+def _vectorized(tape, target, sources, name):
+    """The one-pass jacobian, called directly: NotBatchable fails the test instead of
+    quietly falling back to the loop (except for the ops NO_RULE names, whose jacobian
+    is the loop's, through the public API)."""
+    from tapeflow.ops.shape import reshape
+    if name in batch_rules.NO_RULE:
+        return tape.jacobian(target, sources)
+    stacks = _vectorized_jacobian(tape, target, [s._id for s in sources], None)
+    return [None if st_ is None else reshape(st_, tuple(target.shape) + tuple(s.shape))
+            for st_, s in zip(stacks, sources)]
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+@given(data=st.data())
+def test_jacobian_matches_loop_and_finite_differences(name, data):
+    op = OPS[name]
+    case = draw_case(data, name)
+    wrt, tensors, sources = _sources(case)
+    if not wrt:
+        return
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(sources)
+        outputs = as_outputs(op, bind(op, tensors, case.attrs))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="rng seed"))
+    directions = [rng.standard_normal(case.inputs[i].shape) for i in wrt]
+    for k, target in enumerate(_float_outputs(outputs)):
+        vectorized = _vectorized(tape, target, sources, name)
+        looped = tape.jacobian(target, sources, experimental_use_pfor=False)
+        _compare(name, f"jacobian of output {k}", vectorized, looped, target.dtype._np)
+        if target.dtype._np != np.float64 or any(case.inputs[i].dtype != np.float64
+                                                 for i in wrt):
+            continue
+        # J @ v against the central difference of the output along v.
+        rank = len(target.shape)
+        jvp = sum(np.tensordot(np.zeros(target.shape) if j is None else j.numpy(), v,
+                               axes=v.ndim) if v.ndim else (0 if j is None else j.numpy() * v)
+                  for j, v in zip(vectorized, directions))
+        row = FINITE_DIFFERENCE["float64"]
+        eps = row["eps"]
+
+        def output_at(step):
+            arrays = list(case.inputs)
+            for i, v in zip(wrt, directions):
+                arrays[i] = arrays[i] + step * v
+            with np.errstate(all="ignore"):
+                outs = as_outputs(op, op.eager(*arrays, **case.attrs))
+            return np.asarray([o for o in outs if np.asarray(o).dtype.kind == "f"
+                               and np.asarray(o).size][k], np.float64)
+
+        numeric = (output_at(eps) - output_at(-eps)) / (2 * eps)
+        assert np.shape(jvp) == numeric.shape or rank == 0
+        np.testing.assert_allclose(jvp, numeric, rtol=row["rtol"] * 10,
+                                   atol=row["atol"] * 10 * max(1.0, np.abs(numeric).max()),
+                                   err_msg=f"{name}: jacobian @ v vs finite differences")
+
+
+@pytest.mark.parametrize("name", SMOOTH)
+@given(data=st.data())
+def test_jacobian_of_gradient_matches_loop(name, data):
+    op = OPS[name]
+    case = draw_case(data, name)
+    wrt, tensors, sources = _sources(case)
+    if not wrt:
+        return
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="rng seed"))
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(sources)
+        with tf.GradientTape() as inner:
+            inner.watch(sources)
+            outputs = as_outputs(op, bind(op, tensors, case.attrs))
+        weights = [tf.constant(rng.standard_normal(o.shape).astype(o.dtype._np))
+                   if o.dtype.is_floating else None for o in outputs]
+        grads = inner.gradient(outputs, sources, output_gradients=weights)
+    for k, g in enumerate(grads):
+        if g is None or not int(np.prod(g.shape)):
+            continue
+        vectorized = _vectorized(outer, g, sources, name)
+        looped = outer.jacobian(g, sources, experimental_use_pfor=False)
+        _compare(name, f"jacobian of the gradient for input {wrt[k]}", vectorized, looped,
+                 g.dtype._np)
+
+
+# -- beyond single ops: control flow, functions, fallbacks ---------------------------------
+
+@pytest.fixture
+def no_loop(monkeypatch):
+    """Fails the test if a jacobian falls back to the per-row loop."""
+    from tapeflow.autodiff import jacobian
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the jacobian fell back to the per-row loop")
+    monkeypatch.setattr(jacobian, "_sequential_jacobian", refuse)
+    monkeypatch.setattr(jacobian, "_sequential_batch_jacobian", refuse)
+
+
+def _rnn_jacobian(x, w, n, pfor=True):
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([x, w])
+        h = x
+        for _ in tf.range(n):
+            h = tf.tanh(tf.linalg.matvec(w, h) + x)
+        z = tf.cond(tf.reduce_sum(x) > 0, lambda: h * 2.0, lambda: h * 3.0)
+    return tape.jacobian(z, [x, w], experimental_use_pfor=pfor)
+
+
+def _rnn_hessian(x, w, n, pfor=True):
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            h = x
+            for _ in tf.range(n):
+                h = tf.tanh(tf.linalg.matvec(w, h) + x)
+            s = tf.reduce_sum(h * h)
+        g = inner.gradient(s, x)
+    return outer.jacobian(g, x, experimental_use_pfor=pfor)
+
+
+def _rnn_inputs():
+    rng = np.random.default_rng(0)
+    return (tf.constant(rng.standard_normal(3).astype(np.float32)),
+            tf.constant(0.5 * rng.standard_normal((3, 3)).astype(np.float32)),
+            tf.constant(4))
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "function"])
+@pytest.mark.parametrize("fn", [_rnn_jacobian, _rnn_hessian], ids=["jacobian", "hessian"])
+def test_jacobian_through_while_loop_and_cond_is_vectorized(fn, compiled, monkeypatch):
+    x, w, n = _rnn_inputs()
+    looped = tf.nest.flatten(fn(x, w, n, pfor=False))
+    run = tf.function(fn) if compiled else fn
+    from tapeflow.autodiff import jacobian
+    monkeypatch.setattr(jacobian, "_sequential_jacobian", None)  # a fallback would fail
+    vectorized = tf.nest.flatten(run(x, w, n))
+    for v, s in zip(vectorized, looped):
+        np.testing.assert_allclose(v.numpy(), s.numpy(), rtol=1e-5, atol=1e-6)
+    if compiled:
+        graph = run.get_concrete_function(x, w, n).graph
+        assert "While" in [node.op.name for node in graph.nodes]  # not unrolled
+
+
+def test_parallel_iterations_bounds_rows_per_pass(no_loop):
+    x = tf.constant(np.linspace(-1, 1, 7), dtype=tf.float64)
+    w = tf.constant(np.arange(21.0).reshape(7, 3) / 10)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tf.sin(tf.linalg.matvec(w, x[:3])) * tf.reduce_sum(x)
+    whole = tape.jacobian(y, x)
+    for rows in (1, 2, 3, 7, 100):
+        np.testing.assert_allclose(tape.jacobian(y, x, parallel_iterations=rows).numpy(),
+                                   whole.numpy(), rtol=1e-12)
+
+
+def test_batch_jacobian_is_vectorized_and_chunks(no_loop):
+    rng = np.random.default_rng(1)
+    x = tf.constant(rng.standard_normal((5, 4)))
+    w = tf.constant(rng.standard_normal((4, 3)))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tf.tanh(x @ w)
+    expected = (1 - y.numpy() ** 2)[:, :, None] * w.numpy().T[None]
+    np.testing.assert_allclose(tape.batch_jacobian(y, x).numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(tape.batch_jacobian(y, x, parallel_iterations=2).numpy(),
+                               expected, rtol=1e-12)
+
+
+def test_jacobian_of_a_function_call_runs_its_vectorized_trace(no_loop):
+    @tf.function
+    def f(x):
+        return tf.exp(x) * tf.reduce_sum(x)
+
+    x = tf.constant([0.1, 0.2, 0.3], dtype=tf.float64)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    e, s = np.exp(x.numpy()), x.numpy().sum()
+    np.testing.assert_allclose(tape.jacobian(y, x).numpy(),
+                               np.diag(e * s) + e[:, None], rtol=1e-12)
+
+
+def test_gradient_that_reads_numpy_falls_back_to_the_loop():
+    @tf.custom_gradient
+    def square(x):
+        def grad(dy):
+            return tf.constant(2.0 * x.numpy() * dy.numpy())  # NumPy: no batched form
+        return x * x, grad
+
+    x = tf.constant([1.0, 2.0, 3.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = square(x)
+    np.testing.assert_allclose(tape.jacobian(y, x).numpy(), np.diag([2.0, 4.0, 6.0]))
