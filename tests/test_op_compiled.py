@@ -1,5 +1,6 @@
-"""Every op with a compiled lowering: eager vs compiled, forward and gradient, on the op's
-samples (float64 cases also run in float32, where the polynomial helpers matter).
+"""Every op with a compiled lowering: eager vs compiled, forward, gradient and vectorized
+jacobian, on the op's samples (float64 cases also run in float32, where the polynomial
+helpers matter).
 
 Numba compiles are slow, so each op compiles once: its cases (several shapes and dtypes)
 and their gradients are traced into one graph. The ops without a lowering are listed in
@@ -59,7 +60,7 @@ def _apply(op, case, tensors, weights_rng):
     wrt = [i for i in wrt_indices(case) if case.inputs[i].dtype.kind == "f"] \
         if op.differentiable else []
     sources = [tensors[i] for i in wrt]
-    with tf.GradientTape(persistent=False) as tape:
+    with tf.GradientTape(persistent=True) as tape:
         tape.watch(sources)
         outputs = as_outputs(op, bind(op, tensors, case.attrs))
     grads = []
@@ -70,6 +71,11 @@ def _apply(op, case, tensors, weights_rng):
             grads = [g for g in tape.gradient(
                 [o for o, s in zip(outputs, seeds) if s is not None], sources,
                 output_gradients=[s for s in seeds if s is not None]) if g is not None]
+            # The vectorized jacobian of the first float output: the batched forms of
+            # the gradient rule's ops, compiled.
+            target = next(o for o, s in zip(outputs, seeds) if s is not None)
+            if int(np.prod(target._shape)):
+                grads += [j for j in tape.jacobian(target, sources) if j is not None]
     return list(outputs), grads
 
 
