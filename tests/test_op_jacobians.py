@@ -97,7 +97,7 @@ def test_jacobian_matches_loop_and_finite_differences(name, data):
         row = FINITE_DIFFERENCE["float64"]
         eps = row["eps"]
 
-        def output_at(step):
+        def output_at(step, k=k):
             arrays = list(case.inputs)
             for i, v in zip(wrt, directions):
                 arrays[i] = arrays[i] + step * v

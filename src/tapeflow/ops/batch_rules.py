@@ -324,7 +324,7 @@ def _batch_matmul(op, inputs, attrs, batch):
     x, y = inputs
     rank = max(len(x._shape), len(y._shape))
     if type(y) is not Batched and len(y._shape) == 2 and not attrs["adj_x"]:
-        m, k = x._shape[-2:]
+        k = x._shape[-1]
         flat = _reshape(x.inner, (-1, k))
         product = _bind("MatMul", [flat, y], transpose_a=False, transpose_b=attrs["adj_y"])
         return Batched(_reshape(product, (batch,) + tuple(x._shape[:-1]) +

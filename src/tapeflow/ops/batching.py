@@ -128,6 +128,7 @@ def stacked(x, batch):
         return broadcast_to(expand_dims(x, 0), (batch,) + tuple(x._shape))
     # A size known only at run time (a loop's history): broadcast by adding zeros.
     import numpy as np
+
     from ..tensor import wrap
     from .elementwise import add, logical_or
     zeros = wrap(np.zeros((batch,) + (1,) * len(x._shape), dtype=x.dtype._np))

@@ -407,9 +407,9 @@ def _while_grad(ctx, *dys):
                 "tapeflow cannot yet differentiate a tf.while_loop whose loop variable "
                 "changes shape between iterations (such as a list appended to in the loop)",
                 op="While")
+    from ..autodiff.tape import GradientTape, UnconnectedGradients
     from .creation import zeros_like
     from .shape import gather
-    from ..autodiff.tape import GradientTape, UnconnectedGradients
     float_vars = [h.dtype.is_floating for h in histories]
     # Accumulate gradients only for the captured values someone differentiates with
     # respect to: a loop reading xs[t] of an input the tape does not watch must not carry
