@@ -38,12 +38,12 @@ def _identity_rows(n, start, stop, dtype):
     return eye
 
 
-def _backward_stack(tape, target, seed_stack, ids):
+def _backward_stack(tape, target, seed_stack, ids, diagonal=None):
     """One vectorized backward pass: for each source id, the stack (rows,) + source
     shape of gradients, or None where the source is unconnected."""
     rows = seed_stack._shape[0]
     with vectorized():
-        grads = tape._run_backprop([target], [Batched(seed_stack)], ids)
+        grads = tape._run_backprop([target], [Batched(seed_stack, diagonal)], ids)
     out = []
     for sid in ids:
         g = grads.get(sid)
@@ -58,7 +58,11 @@ def _vectorized_jacobian(tape, target, ids, parallel_iterations):
     parts = [[] for _ in ids]
     for start, stop in _chunks(n, parallel_iterations):
         seeds = reshape(_identity_rows(n, start, stop, target.dtype), (stop - start,) + t_shape)
-        for part, g in zip(parts, _backward_stack(tape, target, seeds, ids)):
+        diagonal = None
+        if (start, stop) == (0, n):  # the whole identity: diag(ones)
+            from ..ops.creation import ones
+            diagonal = ones(t_shape, dtype=target.dtype)
+        for part, g in zip(parts, _backward_stack(tape, target, seeds, ids, diagonal)):
             part.append(g)
     return [None if part[0] is None else part[0] if len(part) == 1 else concat(part, 0)
             for part in parts]

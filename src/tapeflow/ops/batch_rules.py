@@ -73,6 +73,19 @@ _EQUAL_SHAPES = frozenset(["TanhGrad", "SigmoidGrad", "ReciprocalGrad", "SqrtGra
 
 
 def elementwise_rule(op, inputs, attrs, batch):
+    if op.name in _EQUAL_SHAPES:
+        d = op.args.index("dy")
+        primal, dy = inputs[1 - d], inputs[d]
+        if type(primal) is not Batched:
+            # A stack of cotangents times one derivative: compute the derivative once,
+            # unbatched (op(primal, 1)), instead of broadcasting the primal B times.
+            if op.name == "ReluGrad":
+                zero = _bind("ZerosLike", [dy.inner])
+                return Batched(_bind("SelectV2", [_bind("Greater", [primal, _zero(primal)]),
+                                                  dy.inner, zero]))
+            ones = _bind("OnesLike", [primal])
+            derivative = bind(op, [primal, ones] if d == 1 else [ones, primal], attrs)
+            return _scaled(dy, derivative)
     if op.name in _EQUAL_SHAPES or op.name == "ClipByValue":
         shape = inputs[0]._shape if op.name == "ClipByValue" else _broadcast_all(inputs)
         first = [_full(inputs[0], shape, batch)]
@@ -82,9 +95,32 @@ def elementwise_rule(op, inputs, attrs, batch):
         else:  # the bounds broadcast against t: keep their per-example axes aligned
             rest = [_padded(x, len(shape), batch) if type(x) is Batched else x for x in rest]
         return Batched(bind(op, first + rest, attrs))
+    if op.name == "Mul":
+        a, b = inputs
+        if type(a) is Batched and type(b) is not Batched and len(b._shape) <= len(a._shape):
+            return _scaled(a, b)
+        if type(b) is Batched and type(a) is not Batched and len(a._shape) <= len(b._shape):
+            return _scaled(b, a)
     rank = max(len(x._shape) for x in inputs)
     args = [_padded(x, rank, batch) if type(x) is Batched else x for x in inputs]
-    return Batched(bind(op, args, attrs))
+    out = Batched(bind(op, args, attrs))
+    if op.name in ("Neg", "Identity") and inputs[0].diagonal is not None:
+        out.diagonal = bind(op, [inputs[0].diagonal], attrs)
+    return out
+
+
+def _scaled(x, factor):
+    """x (Batched) times an unbatched factor that broadcasts to x's per-example shape;
+    a diagonal stack stays diagonal."""
+    out = Batched(_bind("Mul", [x.inner, factor]))
+    if x.diagonal is not None and np.broadcast_shapes(x._shape, factor._shape) == x._shape:
+        out.diagonal = _bind("Mul", [x.diagonal, factor])
+    return out
+
+
+def _zero(x):
+    from ..tensor import wrap
+    return wrap(np.zeros((), dtype=x.dtype._np))
 
 
 def _broadcast_all(inputs):
@@ -106,7 +142,15 @@ def _fill(op, inputs, attrs, batch):
 
 @batch_rule("Reshape")
 def _reshape_rule(op, inputs, attrs, batch):
-    return Batched(_reshape(inputs[0].inner, (batch,) + tuple(attrs["shape"])))
+    return _reshaped(inputs[0], _reshape(inputs[0].inner, (batch,) + tuple(attrs["shape"])))
+
+
+def _reshaped(x, inner):
+    """Batched(inner), where inner holds x's examples in another shape, same flat order."""
+    out = Batched(inner)
+    if x.diagonal is not None:
+        out.diagonal = _reshape(x.diagonal, inner._shape[1:])
+    return out
 
 
 @batch_rule("Transpose")
@@ -118,7 +162,8 @@ def _transpose_rule(op, inputs, attrs, batch):
 @batch_rule("ExpandDims")
 def _expand_dims(op, inputs, attrs, batch):
     rank = len(inputs[0]._shape) + 1
-    return Batched(bind(op, [inputs[0].inner], {"axis": _axis(attrs["axis"], rank)}))
+    return _reshaped(inputs[0], bind(op, [inputs[0].inner],
+                                     {"axis": _axis(attrs["axis"], rank)}))
 
 
 @batch_rule("Squeeze")
@@ -126,7 +171,7 @@ def _squeeze(op, inputs, attrs, batch):
     (x,) = inputs
     from .shape import _squeeze_dims
     axes = tuple(a % len(x._shape) + 1 for a in _squeeze_dims(x._shape, attrs["axis"]))
-    return Batched(bind(op, [x.inner], {"axis": axes}))
+    return _reshaped(x, bind(op, [x.inner], {"axis": axes}))
 
 
 @batch_rule("BroadcastTo")
@@ -304,6 +349,11 @@ def _matmul(op, inputs, attrs, batch):
         product = bind(op, [_reshape(a.inner, (batch * m, k)), b], attrs)
         return Batched(_reshape(product, (batch, m, product._shape[-1])))
     if type(a) is not Batched and not tb and b._shape[1] == 1:
+        if b.diagonal is not None:
+            # Example j is v_j e_j: its product is v_j times column j of op(a).
+            rows = a if ta else _transpose(a, (1, 0))
+            product = _bind("Mul", [rows, _reshape(b.diagonal, (b._shape[0], 1))])
+            return Batched(_reshape(product, (batch, product._shape[1], 1)))
         # Matrix-vector products: the examples' vectors as the rows of one product.
         vectors = _reshape(b.inner, (batch, b._shape[0]))
         product = _bind("MatMul", [vectors, a], transpose_a=False, transpose_b=not ta)

@@ -22,12 +22,19 @@ class NotBatchable(Exception):
 
 
 class Batched(Tensor):
-    """B values of shape `_shape`, stacked in `inner` (shape (B,) + `_shape`)."""
+    """B values of shape `_shape`, stacked in `inner` (shape (B,) + `_shape`).
 
-    __slots__ = ("inner",)
+    `diagonal`, when known, is a value v of the per-example shape such that example b
+    is zero except for v's element b (in flat order): the stack is diag(v). A jacobian's
+    seeds start so (the identity), elementwise scaling keeps it, and a matrix product
+    with such a stack is a row scaling, not a matrix product.
+    """
 
-    def __init__(self, inner):
+    __slots__ = ("inner", "diagonal")
+
+    def __init__(self, inner, diagonal=None):
         self.inner = inner
+        self.diagonal = diagonal
         self._value = None
         self._shape = tuple(inner._shape[1:])
         self.dtype = inner.dtype
