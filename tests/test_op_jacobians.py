@@ -210,13 +210,17 @@ def test_parallel_iterations_bounds_rows_per_pass(no_loop):
                                    whole.numpy(), rtol=1e-12)
 
 
-def test_batch_jacobian_is_vectorized_and_chunks(no_loop):
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_batch_jacobian_is_vectorized_and_chunks(no_loop, transpose_b):
     rng = np.random.default_rng(1)
     x = tf.constant(rng.standard_normal((5, 4)))
     w = tf.constant(rng.standard_normal((4, 3)))
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(x)
-        y = tf.tanh(x @ w)
+        if transpose_b:
+            y = tf.tanh(tf.matmul(x, tf.transpose(w), transpose_b=True))
+        else:
+            y = tf.tanh(x @ w)
     expected = (1 - y.numpy() ** 2)[:, :, None] * w.numpy().T[None]
     np.testing.assert_allclose(tape.batch_jacobian(y, x).numpy(), expected, rtol=1e-12)
     np.testing.assert_allclose(tape.batch_jacobian(y, x, parallel_iterations=2).numpy(),

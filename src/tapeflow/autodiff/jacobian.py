@@ -121,7 +121,11 @@ def _vectorized_batch_jacobian(tape, target, source, mode, parallel_iterations):
         eye = reshape(_identity_rows(per_example, start, stop, target.dtype),
                       (rows, 1) + t_shape[1:])
         seeds = broadcast_to(eye, (rows,) + t_shape)
-        (g,) = _backward_stack(tape, target, seeds, [sid])
+        diagonal = None
+        if rows == per_example:  # the identity for every example
+            from ..ops.creation import ones
+            diagonal = ones(t_shape, dtype=target.dtype)
+        (g,) = _backward_stack(tape, target, seeds, [sid], diagonal)
         if g is None:  # unconnected
             return _zeros(t_shape, s_shape, source) if mode is UnconnectedGradients.ZERO else None
         parts.append(g)

@@ -344,12 +344,18 @@ def _matmul(op, inputs, attrs, batch):
     a, b = inputs
     ta, tb = attrs["transpose_a"], attrs["transpose_b"]
     if type(b) is not Batched and not ta:
-        # One product: the examples' rows stacked on top of each other.
         m, k = a._shape
+        if a.diagonal is not None and k == batch:
+            # Example j is zero outside column j (v's column j): its product is the
+            # outer product of that column with row j of op(b).
+            rows = _transpose(b, (1, 0)) if tb else b
+            columns = _reshape(_transpose(a.diagonal, (1, 0)), (batch, m, 1))
+            return Batched(_bind("Mul", [columns, _reshape(rows, (batch, 1, rows._shape[1]))]))
+        # One product: the examples' rows stacked on top of each other.
         product = bind(op, [_reshape(a.inner, (batch * m, k)), b], attrs)
         return Batched(_reshape(product, (batch, m, product._shape[-1])))
     if type(a) is not Batched and not tb and b._shape[1] == 1:
-        if b.diagonal is not None:
+        if b.diagonal is not None and b._shape[0] == batch:
             # Example j is v_j e_j: its product is v_j times column j of op(a).
             rows = a if ta else _transpose(a, (1, 0))
             product = _bind("Mul", [rows, _reshape(b.diagonal, (b._shape[0], 1))])

@@ -24,10 +24,12 @@ class NotBatchable(Exception):
 class Batched(Tensor):
     """B values of shape `_shape`, stacked in `inner` (shape (B,) + `_shape`).
 
-    `diagonal`, when known, is a value v of the per-example shape such that example b
-    is zero except for v's element b (in flat order): the stack is diag(v). A jacobian's
-    seeds start so (the identity), elementwise scaling keeps it, and a matrix product
-    with such a stack is a row scaling, not a matrix product.
+    `diagonal`, when known, is a value v of the per-example shape such that, viewing
+    one example's elements in flat order as a matrix (M, B), example b is zero except
+    for column b, which equals v's column b: with M = 1, the stack is diag(v). A
+    jacobian's seeds start so (the identity; for batch_jacobian, the identity repeated
+    for every example), elementwise scaling and reshapes keep it, and a matrix product
+    with such a stack is an outer product or a row scaling, not a matrix product.
     """
 
     __slots__ = ("inner", "diagonal")
