@@ -182,6 +182,9 @@ class ConcreteFunction:
         self._retrace = retrace
         self.structured_outputs = structured_outputs
         self._output_slots = output_slots  # flat leaf index -> graph output index or None
+        self._leaves = nest.flatten(structured_outputs)
+        self._flat_container = (type(structured_outputs) if type(structured_outputs) in (
+            list, tuple) and not any(nest.is_nested(x) for x in structured_outputs) else None)
         self.name = name
         self._backward = None
         self._split_cache = None
@@ -206,9 +209,10 @@ class ConcreteFunction:
         return self._structured(self._call_flat(flat))
 
     def _structured(self, flat_outputs):
-        leaves = nest.flatten(self.structured_outputs)
         filled = [leaf if slot is None else flat_outputs[slot]
-                  for leaf, slot in zip(leaves, self._output_slots)]
+                  for leaf, slot in zip(self._leaves, self._output_slots)]
+        if self._flat_container is not None:  # a plain list or tuple of outputs
+            return self._flat_container(filled)
         return nest.pack_sequence_as(self.structured_outputs, filled)
 
     def _call_flat(self, inputs):
@@ -522,6 +526,10 @@ class Function:
         self._warned = False
         self._lock = threading.RLock()
         self._signature = _python_signature(python_function)
+        # Calls whose arguments are all Tensors, one per parameter: (shape, dtype) per
+        # argument -> (trace, policy key), skipping argument binding and key building.
+        self._fast_calls = {}
+        self._fast_arity = _positional_arity(self._signature)
         self._instances = weakref.WeakKeyDictionary()
 
     @property
@@ -712,14 +720,34 @@ class Function:
     def __call__(self, *args, **kwargs):
         if settings.run_functions_eagerly:
             return self._python_function(*args, **kwargs)
+        fast_key = None
+        if not kwargs and len(args) == self._fast_arity:
+            fast_key = tuple([(a._shape, a.dtype) if type(a) is Tensor else None
+                              for a in args])
+            hit = None if None in fast_key else self._fast_calls.get(fast_key)
+            if hit is not None:
+                concrete, self._last_key = hit
+                return concrete._structured(concrete._call_flat(list(args)))
         args, kwargs = self._canonical(args, kwargs)
-        concrete, _ = self._concrete_for(args, kwargs)
+        concrete, key = self._concrete_for(args, kwargs)
+        if fast_key is not None and None not in fast_key:
+            self._fast_calls[fast_key] = (concrete, key)
         flat = [convert_to_tensor(x) for x in nest.flatten((list(args), kwargs))
                 if isinstance(x, (Tensor, np.ndarray))]
         return concrete._structured(concrete._call_flat(flat))
 
     def __repr__(self):
         return f"<tf.function {self._name}>"
+
+
+def _positional_arity(signature):
+    """How many arguments a call passes when it gives every parameter positionally (and
+    binding would change nothing); -1 when the signature has other kinds of parameter."""
+    if signature is None:
+        return -1
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = list(signature.parameters.values())
+    return len(params) if all(p.kind in kinds for p in params) else -1
 
 
 def _as_output(leaf, name):

@@ -420,11 +420,14 @@ def _while_grad(ctx, *dys):
                 for i, dy in enumerate(dys[:n])]
     d_histories = list(dys[n:2 * n]) + [None] * (n - len(dys[n:2 * n]))
     d_captured = [zeros_like(captured[j]) for j in wanted]
+    # The loop variables' values after the step being reversed: the final values, then
+    # each step's own inputs (carried to the step before it).
+    finals = [getattr(ctx, f"out{i}") for i in range(n)]
 
-    def reverse_cond(i, d_vals, d_caps):
+    def reverse_cond(i, d_vals, d_caps, after):
         return i > 0
 
-    def reverse_body(i, d_vals, d_caps):
+    def reverse_body(i, d_vals, d_caps, after):
         step = i - 1
         xs = [gather(h, step) for h in histories]
         sources = _distinct(xs + captured)
@@ -434,21 +437,40 @@ def _while_grad(ctx, *dys):
             outs = _run(body_graph, sources)
         grads = tape.gradient(outs, wrt, output_gradients=list(d_vals),
                               unconnected_gradients=UnconnectedGradients.ZERO)
+        _reuse_stored_outputs(outs, after, sources)
         new_d_vals = [g if f else d for g, f, d in zip(grads[:n], float_vars, d_vals)]
         # A gradient that reached the loop's stored history (a second derivative) joins
         # the loop variable's gradient at the step it was stored.
         new_d_vals = [d + gather(dh, step) if dh is not None and f else d
                       for d, dh, f in zip(new_d_vals, d_histories, float_vars)]
         new_d_caps = [d + g for d, g in zip(d_caps, grads[n:])]
-        return step, new_d_vals, new_d_caps
+        return step, new_d_vals, new_d_caps, xs
 
-    _, d_values, d_captured = while_loop(reverse_cond, reverse_body,
-                                         [count, d_values, d_captured])
+    _, d_values, d_captured, _ = while_loop(reverse_cond, reverse_body,
+                                            [count, d_values, d_captured, finals])
     grads = [d if f else None for d, f in zip(d_values, float_vars)]
     cap_grads = [None] * len(captured)
     for j, d in zip(wanted, d_captured):
         cap_grads[j] = d
     return grads + cap_grads
+
+
+def _reuse_stored_outputs(outs, after, sources):
+    """While tracing the reverse body: the body's outputs, recomputed from the stored
+    inputs of the step, are the loop variables' stored values after it. The gradient
+    nodes read the stored ones instead, so the recomputation (a matrix product feeding
+    a tanh, say) is dead code the backend drops, as JAX's scan saves its residuals."""
+    graph = context.current_graph.get()
+    if graph is None:
+        return
+    inputs = {id(x) for x in sources}
+    for out, stored in zip(outs, after):
+        if (isinstance(out, Symbolic) and out.graph is graph and id(out) not in inputs
+                and out.dtype.is_floating and out._shape == stored._shape):
+            stored = _own(graph, stored)
+            for node in graph.nodes:
+                if any(x is out for x in node.inputs):
+                    node.inputs = tuple(stored if x is out else x for x in node.inputs)
 
 
 _WHILE_ONLY = never_bound("While (tf.while_loop)")
@@ -579,7 +601,7 @@ def _bind_while(cond_graph, body_graph, values, captured, structure, shapes=None
     n_in = n + len(captured)
     names = tuple(f"x{i}" for i in range(n_in))
     op = replace(WHILE, args=names, n_out=len(avals),
-                 saves=names + tuple(f"out{i}" for i in range(n, 2 * n + 1)))
+                 saves=names + tuple(f"out{i}" for i in range(2 * n + 1)))
     attrs = {"cond": cond_graph, "body": body_graph, "n_vars": n, "structure": structure}
     return _bind_structural(op, list(values) + list(captured), attrs, avals)
 
