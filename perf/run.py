@@ -16,6 +16,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                                    "intra_op_parallelism_threads=1")
+# XLA still runs some work on a second thread with those flags; one core for the whole
+# process (and the subprocesses it starts) makes "one thread each" hold for every library.
+if hasattr(os, "sched_setaffinity") and os.environ.get("TAPEFLOW_PERF_ALL_CORES") != "1":
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 BENCHMARKS = ["eager_chain", "mlp", "elementwise", "rnn", "jacobians", "first_call",
               "cold_start"]

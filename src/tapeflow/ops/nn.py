@@ -174,23 +174,37 @@ def _second_order_term(features, grad_grad, axis):
     return (grad_grad - _reduce_sum(grad_grad * sm, axis, keepdims=True)) * sm
 
 
+def _sum_of_present(*terms):
+    """The sum of the terms that are not None (the rules below get None for an output
+    nobody differentiated: the backprop output, except for second derivatives)."""
+    present = [t for t in terms if t is not None]
+    total = present[0]
+    for t in present[1:]:
+        total = total + t
+    return total
+
+
 def _xent_grad(ctx, grad_loss, grad_grad):
     axis = ctx.attrs["axis"]
-    dl = _expand_dims(grad_loss, axis)
+    dl = None if grad_loss is None else _expand_dims(grad_loss, axis)
     g_features = g_labels = None
     if ctx.needs[0]:
-        g_features = dl * ctx.out1 + _second_order_term(ctx.features, grad_grad, axis)
+        g_features = _sum_of_present(
+            None if dl is None else dl * ctx.out1,
+            None if grad_grad is None else _second_order_term(ctx.features, grad_grad, axis))
     if ctx.needs[1]:
         # TensorFlow drops grad_grad here; d(backprop)/d(labels) = -1 keeps it exact.
-        log_sm = bind(LOG_SOFTMAX, (ctx.features,), {"axis": axis})
-        g_labels = dl * negative(log_sm) - grad_grad
+        g_loss = None
+        if dl is not None:
+            g_loss = dl * negative(bind(LOG_SOFTMAX, (ctx.features,), {"axis": axis}))
+        g_labels = _sum_of_present(g_loss, None if grad_grad is None else -grad_grad)
     return g_features, g_labels
 
 
 SOFTMAX_XENT = register(OpDef(
     name="SoftmaxCrossEntropyWithLogits", args=("features", "labels"), infer=_xent_infer,
     eager=_xent_kernel, emit="softmax_xent", n_out=2, saves=("features", "out1"),
-    grad=_xent_grad))
+    grad=_xent_grad, none_dys=True))
 
 
 def _sparse_xent_infer(features, labels):
@@ -240,14 +254,15 @@ def _sparse_xent_kernel(features, labels):
 
 def _sparse_xent_grad(ctx, grad_loss, grad_grad):
     axis = len(ctx.shapes[0]) - 1
-    dl = _expand_dims(grad_loss, -1)
-    return dl * ctx.out1 + _second_order_term(ctx.features, grad_grad, axis), None
+    return _sum_of_present(
+        None if grad_loss is None else _expand_dims(grad_loss, -1) * ctx.out1,
+        None if grad_grad is None else _second_order_term(ctx.features, grad_grad, axis)), None
 
 
 SPARSE_SOFTMAX_XENT = register(OpDef(
     name="SparseSoftmaxCrossEntropyWithLogits", args=("features", "labels"),
     infer=_sparse_xent_infer, eager=_sparse_xent_kernel, emit="sparse_softmax_xent",
-    n_out=2, saves=("features", "out1"), grad=_sparse_xent_grad))
+    n_out=2, saves=("features", "out1"), grad=_sparse_xent_grad, none_dys=True))
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
