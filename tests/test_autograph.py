@@ -958,3 +958,55 @@ def test_a_construct_the_rewrite_cannot_handle_runs_as_is(monkeypatch):
     with pytest.warns(autograph.AutoGraphWarning, match="please report"):
         assert autograph.convert(f) is f
     assert f(-2) == 2
+
+
+@pytest.mark.parametrize("compiled", ["off", "sync"])
+def test_variables_assigned_in_tensor_branches_and_loops(compiled, monkeypatch):
+    from tapeflow.config import settings
+    monkeypatch.setattr(settings, "compile_mode", compiled)
+    count = tf.Variable(0.0)
+    scale = tf.Variable([1.0, 2.0])
+
+    @tf.function
+    def step(n, x):
+        for i in tf.range(n):
+            count.assign_add(tf.cast(i, tf.float32))
+            seen = count.read_value()  # a read after the assignment sees it
+        if x > 0:
+            scale.assign(scale * x)
+            after = scale.read_value()
+        else:
+            after = scale.read_value() - 1.0
+        return seen, after
+
+    def reference(n, x, c, s):
+        for i in range(n):
+            c += i
+        s = s * x if x > 0 else s
+        return c, (s if x > 0 else s - 1.0)
+
+    c, s = 0.0, np.array([1.0, 2.0])
+    for n, x in [(3, 2.0), (4, -1.0), (1, 0.5)]:
+        seen, after = step(tf.constant(n), tf.constant(x))
+        c_ref, after_ref = reference(n, x, c, s)
+        s = s * x if x > 0 else s
+        c = c_ref
+        assert float(seen) == c_ref and float(count.numpy()) == c_ref
+        np.testing.assert_allclose(after.numpy(), after_ref)
+        np.testing.assert_allclose(scale.numpy(), s)
+    assert step.experimental_get_tracing_count() == 1
+
+
+def test_variable_assigned_in_a_loop_condition_is_refused():
+    v = tf.Variable(0)
+
+    def cond(i):
+        v.assign(i)
+        return i < 3
+
+    @tf.function
+    def f(n):
+        return tf.while_loop(cond, lambda i: i + 1, [n])
+
+    with pytest.raises(tf.errors.UnimplementedError, match="condition cannot assign"):
+        f(tf.constant(0))

@@ -195,9 +195,8 @@ def _graph_cond(pred, true_fn, false_fn):
                             f"{a.dtype.name}{list(a._shape)} vs {b.dtype.name}{list(b._shape)}")
         avals.append((_merged_shape(a._shape, b._shape), a.dtype))
     then_graph.outputs, else_graph.outputs = then_out, else_out
-    for g in (then_graph, else_graph):
-        if g.variables:
-            _hoist_variables(g)
+    assigned = _branch_assignments((then_graph, else_graph))
+    avals += [(var._shape, var.dtype) for var in assigned]
     captured = _captured_union((then_graph, else_graph))
     _normalize_branch(then_graph, captured)
     _normalize_branch(else_graph, captured)
@@ -205,8 +204,29 @@ def _graph_cond(pred, true_fn, false_fn):
     op = replace(IF, args=names, saves=names, n_out=len(avals))
     outputs = _bind_structural(op, [pred] + captured,
                                {"then": then_graph, "else": else_graph}, avals)
-    outputs = [batching.kind(o) if b else o for o, b in zip(outputs, batched)]
+    n_user = len(outputs) - len(assigned)
+    for var, value in zip(assigned, outputs[n_user:]):
+        var.assign(value)
+    outputs = [batching.kind(o) if b else o for o, b in zip(outputs[:n_user], batched)]
     return nest.pack_sequence_as(then_result, outputs)
+
+
+def _branch_assignments(graphs):
+    """Makes each branch's variables functional; the variables any branch assigns become
+    extra outputs of every branch (a branch that leaves one alone returns the value it
+    had). Returns those variables, in output order."""
+    finals = [_hoist_variables(g) if g.variables else {} for g in graphs]
+    assigned = {}
+    for final in finals:
+        for key, (var, _) in final.items():
+            assigned.setdefault(key, var)
+    if assigned:
+        before = {key: var.read_value() for key, var in assigned.items()}
+        for graph, final in zip(graphs, finals):
+            graph.outputs = list(graph.outputs) + [
+                final[key][1] if key in final else graph.capture(before[key])
+                for key in assigned]
+    return list(assigned.values())
 
 
 def _stacked_outputs(branches):
@@ -236,24 +256,34 @@ def _captured_union(graphs):
     return captured
 
 
-def _hoist_variables(graph):
-    """Variables read inside a branch: read them outside, pass the values in."""
+def _hoist_variables(graph, initial=None):
+    """Variables inside a branch or loop graph, made functional: a read becomes the
+    variable's current value (at first the value read outside, or `initial[var]`),
+    an assignment replaces that value. Returns {Variable: its value at the end of the
+    graph} for the variables the graph assigns, which the caller returns from the node
+    and assigns after it."""
     from ..graph.variables import ASSIGN_VARIABLE, READ_VARIABLE
+    initial = initial or {}
+    current, assigned, keep = {}, [], []
     for node in graph.nodes:
-        if node.op is ASSIGN_VARIABLE:
-            raise UnimplementedError(
-                f"tapeflow cannot yet assign a Variable inside a tensor-dependent "
-                f"tf.cond branch or tf.while_loop body ({node.where()}); assign after the "
-                f"branch instead", op="AssignVariableOp")
-    reads = [n for n in graph.nodes if n.op is READ_VARIABLE]
-    for node in reads:
-        var = graph.variables[node.attrs["index"]]
-        outer_value = var.read_value()
-        placeholder = graph.capture(outer_value)
-        _replace_uses(graph, node.outputs[0], placeholder)
-    graph.nodes = [n for n in graph.nodes if n.op is not READ_VARIABLE]
+        if node.op is READ_VARIABLE or node.op is ASSIGN_VARIABLE:
+            var = graph.variables[node.attrs["index"]]
+            if id(var) not in current:
+                start = initial.get(id(var))
+                current[id(var)] = start if start is not None else graph.capture(
+                    var.read_value())
+            if node.op is READ_VARIABLE:
+                _replace_uses(graph, node.outputs[0], current[id(var)])
+            else:
+                current[id(var)] = _own(graph, node.inputs[0])
+                if all(v is not var for v in assigned):  # Variables' == is elementwise
+                    assigned.append(var)
+        else:
+            keep.append(node)
+    graph.nodes = keep
     graph.variables = []
     graph._variable_index = {}
+    return {id(var): (var, current[id(var)]) for var in assigned}
 
 
 def _replace_uses(graph, old, new):
@@ -535,15 +565,28 @@ def _batched_while(cond, body, values, positions, size):
                                                  for i, r in enumerate(result)])
 
 
-def _symbolic_while(cond, body, values):
-    flat = nest.flatten(values)
+def _symbolic_while(cond, body, values, variables=()):
+    """A While node. Variables the body assigns become extra loop variables (`variables`,
+    found by a first trace): the body's reads see the value the last iteration assigned,
+    and the final values are assigned after the loop."""
     structure = values
+    n_user = len(nest.flatten(values))
+    flat = nest.flatten(values) + [var.read_value() for var in variables]
     like = list(flat)
+    holders = {}
+
+    def user_values(xs, graph_name):
+        """The loop's own variables (flat); the variables' values are kept aside."""
+        holders[graph_name] = list(xs[n_user:])
+        return list(xs[:n_user])
+
     for _ in range(2):
         cond_graph, cond_result = _trace_subgraph(
-            "while_cond", lambda *xs: cond(*nest.pack_sequence_as(structure, list(xs))), like)
+            "while_cond", lambda *xs: cond(*nest.pack_sequence_as(
+                structure, user_values(xs, "cond"))), like)
         body_graph, body_result = _trace_subgraph(
-            "while_body", lambda *xs: _body_outputs(body, structure, xs), like)
+            "while_body", lambda *xs: _body_outputs(
+                body, structure, user_values(xs, "body")) + holders["body"], like)
         widened = {i for i, v in enumerate(body_result) if _is_batched(v)}
         if widened:
             raise _Widen(widened, _batch_size(body_result))
@@ -557,11 +600,24 @@ def _symbolic_while(cond, body, values):
             break
         # A loop variable changes shape: retrace once with the differing dims unknown.
         like = [_Like(r if r is not None else a._shape, a.dtype) for r, a in zip(relaxed, like)]
+    if not variables:
+        assigned = _assigned_variables(body_graph)
+        if assigned:
+            return _symbolic_while(cond, body, values, assigned)
+    if _assigned_variables(cond_graph):
+        raise UnimplementedError("a tf.while_loop condition cannot assign a Variable",
+                                 op="AssignVariableOp")
     cond_graph.outputs = [_own(cond_graph, _as_output(cond_result, "while_loop cond"))]
     body_graph.outputs = outs
-    for g in (cond_graph, body_graph):
-        if g.variables:
-            _hoist_variables(g)
+    if cond_graph.variables:  # reads only
+        _hoist_variables(cond_graph, {id(v): h for v, h in zip(variables, holders["cond"])})
+    if body_graph.variables:
+        finals = _hoist_variables(body_graph,
+                                  {id(v): h for v, h in zip(variables, holders["body"])})
+        outs = body_graph.outputs  # reads among the outputs are now values
+        body_graph.outputs = outs[:n_user] + [
+            finals[id(var)][1] if id(var) in finals else unchanged
+            for var, unchanged in zip(variables, outs[n_user:])]
     captured = _captured_union((cond_graph, body_graph))
     for g in (cond_graph, body_graph):
         loop_inputs = g.inputs[:len(flat)]
@@ -569,7 +625,19 @@ def _symbolic_while(cond, body, values):
         g.inputs = loop_inputs + g.inputs
     outputs = _bind_while(cond_graph, body_graph, flat, captured, structure,
                           shapes=[a._shape for a in like])
-    return nest.pack_sequence_as(structure, outputs[:len(flat)])
+    for var, value in zip(variables, outputs[n_user:len(flat)]):
+        var.assign(value)
+    return nest.pack_sequence_as(structure, outputs[:n_user])
+
+
+def _assigned_variables(graph):
+    from ..graph.variables import ASSIGN_VARIABLE
+    found = {}
+    for node in graph.nodes:
+        if node.op is ASSIGN_VARIABLE:
+            var = graph.variables[node.attrs["index"]]
+            found.setdefault(id(var), var)
+    return list(found.values())
 
 
 class _Like:
