@@ -23,9 +23,14 @@ _salt = None
 
 
 def _helper_sources():
-    from . import kernels
-    with open(kernels.__file__, "rb") as f:
-        return f.read()
+    from . import kernels, numpy_blas
+    parts = []
+    for module in (kernels, numpy_blas):
+        with open(module.__file__, "rb") as f:
+            parts.append(f.read())
+    # Kernels link to NumPy's bundled BLAS by symbol name: a NumPy upgrade recompiles.
+    parts.append(f"numpy {numpy_blas.np.__version__} {numpy_blas.LIBRARY}".encode())
+    return b"\0".join(parts)
 
 
 def salt():

@@ -20,6 +20,7 @@ import numpy as np
 from .. import dtypes
 from ..graph import passes
 from ..tensor import Symbolic
+from . import numpy_blas
 
 
 class Unsupported(Exception):
@@ -1433,6 +1434,10 @@ def _matmul(cg, node):
     a, b = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     y = node.outputs[0]
     an, bn = cg.contiguous(a), cg.contiguous(b)
+    if numpy_blas.LIBRARY and y.dtype._np in numpy_blas.SYMBOLS:
+        ta, tb = bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])
+        _out(cg, node, _assign(cg, f"gemm({an}, {bn}, {ta}, {tb})"))
+        return
     an = f"{an}.T" if node.attrs["transpose_a"] else an
     bn = f"{bn}.T" if node.attrs["transpose_b"] else bn
     if y.dtype.is_floating:

@@ -22,7 +22,10 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba import config, njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic, overload
+
+from . import numpy_blas
 
 
 def _jit(fn):
@@ -810,3 +813,58 @@ def l2_loss1(t):
         v = np.float64(t[i])
         s = radd_fast(s, v * v)
     return s / 2.0
+
+
+# -- matrix products through NumPy's OpenBLAS (backends/numpy_blas.py) ------------------
+
+@intrinsic
+def _cblas_gemm(typingctx, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
+    """c = op(a) @ op(b) for C-contiguous float32/float64 matrices (cblas, row major)."""
+    if not isinstance(c, types.Array) or np.dtype(str(c.dtype)) not in numpy_blas.SYMBOLS:
+        return None
+    symbol = numpy_blas.SYMBOLS[np.dtype(str(c.dtype))]
+    sig = types.void(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc)
+
+    def codegen(context, builder, signature, args):
+        i32, i64, ptr = ir.IntType(32), ir.IntType(64), ir.IntType(8).as_pointer()
+        real = ir.FloatType() if symbol.startswith("scipy_cblas_s") else ir.DoubleType()
+        fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i64, i64, i64, real, ptr, i64,
+                                               ptr, i64, real, ptr, i64])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
+        ta, tb, m_, n_, k_, a_, lda_, b_, ldb_, c_, ldc_ = args
+        data = [builder.bitcast(cgutils.create_struct_proxy(t)(context, builder, value=v).data,
+                                ptr)
+                for t, v in ((signature.args[5], a_), (signature.args[7], b_),
+                             (signature.args[9], c_))]
+
+        def as_i64(v):
+            return builder.sext(v, i64) if v.type.width < 64 else v
+
+        def as_i32(v):
+            return builder.trunc(v, i32) if v.type.width > 32 else v
+
+        builder.call(fn, [ir.Constant(i32, 101), as_i32(ta), as_i32(tb), as_i64(m_),
+                          as_i64(n_), as_i64(k_), ir.Constant(real, 1.0), data[0],
+                          as_i64(lda_), data[1], as_i64(ldb_), ir.Constant(real, 0.0),
+                          data[2], as_i64(ldc_)])
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@_jit
+def gemm(a, b, transpose_a, transpose_b):
+    """op(a) @ op(b) of two matrices of one float dtype (op: transpose when asked)."""
+    a = np.ascontiguousarray(a)
+    b = np.ascontiguousarray(b)
+    m = a.shape[1] if transpose_a else a.shape[0]
+    k = a.shape[0] if transpose_a else a.shape[1]
+    n = b.shape[0] if transpose_b else b.shape[1]
+    out = np.empty((m, n), a.dtype)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:  # a sum of nothing
+        out[:] = 0
+        return out
+    _cblas_gemm(112 if transpose_a else 111, 112 if transpose_b else 111, m, n, k,
+                a, max(1, a.shape[1]), b, max(1, b.shape[1]), out, max(1, n))
+    return out
