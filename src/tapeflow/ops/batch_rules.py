@@ -87,7 +87,7 @@ def elementwise_rule(op, inputs, attrs, batch):
             derivative = bind(op, [primal, ones] if d == 1 else [ones, primal], attrs)
             return _scaled(dy, derivative)
     if op.name in _EQUAL_SHAPES or op.name == "ClipByValue":
-        shape = inputs[0]._shape if op.name == "ClipByValue" else _broadcast_all(inputs)
+        shape = inputs[0]._shape  # t's, or the one shape of both inputs
         first = [_full(inputs[0], shape, batch)]
         rest = inputs[1:]
         if op.name in _EQUAL_SHAPES:
@@ -113,7 +113,8 @@ def _scaled(x, factor):
     """x (Batched) times an unbatched factor that broadcasts to x's per-example shape;
     a diagonal stack stays diagonal."""
     out = Batched(_bind("Mul", [x.inner, factor]))
-    if x.diagonal is not None and np.broadcast_shapes(x._shape, factor._shape) == x._shape:
+    if x.diagonal is not None and None not in x._shape + factor._shape and (
+            np.broadcast_shapes(x._shape, factor._shape) == x._shape):
         out.diagonal = _bind("Mul", [x.diagonal, factor])
     return out
 
@@ -121,10 +122,6 @@ def _scaled(x, factor):
 def _zero(x):
     from ..tensor import wrap
     return wrap(np.zeros((), dtype=x.dtype._np))
-
-
-def _broadcast_all(inputs):
-    return np.broadcast_shapes(*[tuple(x._shape) for x in inputs])
 
 
 @batch_rule("ZerosLike", "OnesLike")
@@ -247,6 +244,8 @@ def _shape_of(op, inputs, attrs, batch):
     # The same for every example: computed from the per-example shape, unbatched.
     from ..tensor import wrap
     shape = inputs[0]._shape
+    if None in shape:
+        raise NotBatchable(f"{op.name} of a value whose shape is known only at run time")
     value = {"Shape": shape, "Size": int(np.prod(shape, dtype=np.int64)),
              "Rank": len(shape)}[op.name]
     return wrap(np.asarray(value, dtype=attrs["out_type"]._np))
