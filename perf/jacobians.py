@@ -22,8 +22,7 @@ RTOL, ATOL = 1e-4, 1e-5
 
 
 def timed(fn):
-    """best_time, with fewer rounds when one call is slow (a per-row jacobian can take a
-    good fraction of a second)."""
+    """best_time, with fewer rounds when one call is slow (over 50 ms)."""
     start = time.perf_counter()
     fn()
     once = time.perf_counter() - start
@@ -113,6 +112,13 @@ def _tapeflow_rows(name, body, args, want, t_np, fn_note, eager_note=""):
             Result(name, "tapeflow eager", timed(lambda: body(*args)), t_np, eager_note)]
 
 
+def _numpy_rows(name, numpy_fn, *arrays):
+    """The reference: (its result, its time, the table's first row)."""
+    want = numpy_fn(*arrays)
+    t_np = timed(lambda: numpy_fn(*arrays))
+    return want, t_np, [Result(name, "numpy", t_np, t_np)]
+
+
 def _peer_row(name, impl, call, want, t_np):
     check(call(), want, f"{name}: {impl}")
     return Result(name, impl, timed(call), t_np)
@@ -120,10 +126,8 @@ def _peer_row(name, impl, call, want, t_np):
 
 def run_jacobian(peers):
     a, x = jacobian_data()
-    want = numpy_jacobian(a, x)
-    t_np = timed(lambda: numpy_jacobian(a, x))
     name = f"jacobian tanh(A@x), {JAC_N}x{JAC_N}"
-    results = [Result(name, "numpy", t_np, t_np)]
+    want, t_np, results = _numpy_rows(name, numpy_jacobian, a, x)
     results += _tapeflow_rows(name, tapeflow_jacobian, (tf.constant(a), tf.constant(x)),
                               want, t_np, "target <= 1.0x jax jit(jacrev)",
                               "target <= 1.0x torch.func.jacrev")
@@ -144,10 +148,8 @@ def run_jacobian(peers):
 
 def run_batch_jacobian(peers):
     x, w = batch_data()
-    want = numpy_batch_jacobian(x, w)
-    t_np = timed(lambda: numpy_batch_jacobian(x, w))
     name = f"batch_jacobian tanh(x@W), {BATCH}x{FEATURES}x{FEATURES}"
-    results = [Result(name, "numpy", t_np, t_np)]
+    want, t_np, results = _numpy_rows(name, numpy_batch_jacobian, x, w)
     results += _tapeflow_rows(name, tapeflow_batch_jacobian, (tf.constant(x), tf.constant(w)),
                               want, t_np, "target <= 1.0x jax jit(vmap(jacrev))")
     if "jax" in peers:
@@ -167,10 +169,8 @@ def run_batch_jacobian(peers):
 
 def run_hessian(peers):
     a, x = hessian_data()
-    want = numpy_hessian(a, x)
-    t_np = timed(lambda: numpy_hessian(a, x))
     name = f"hessian lse(A@x)+x.x/2, {HESS_M}x{HESS_N}"
-    results = [Result(name, "numpy", t_np, t_np)]
+    want, t_np, results = _numpy_rows(name, numpy_hessian, a, x)
     results += _tapeflow_rows(name, tapeflow_hessian, (tf.constant(a), tf.constant(x)),
                               want, t_np, "target <= 1.0x jax jit(hessian)",
                               "target <= 1.0x torch hessian")

@@ -1391,3 +1391,26 @@ def test_gradient_reaches_a_float_argument_after_an_integer_one():
             y = f(n, x)
         dy = inner.gradient(y, x)
     assert float(outer.gradient(dy, x)) == 6.0
+
+
+def test_repeated_tensor_calls_reuse_their_trace_and_new_shapes_still_retrace():
+    # Calls with Tensor arguments take a shortcut to their trace; it must keep
+    # TensorFlow's rules: a new shape or dtype traces again, Python values key by value.
+    @tf.function
+    def f(x, scale):
+        return x * scale
+
+    a, b = tf.constant([1.0, 2.0]), tf.constant([1.0, 2.0, 3.0])
+    for _ in range(3):
+        np.testing.assert_allclose(f(a, tf.constant(2.0)).numpy(), [2.0, 4.0])
+    assert f.experimental_get_tracing_count() == 1
+    np.testing.assert_allclose(f(b, tf.constant(2.0)).numpy(), [2.0, 4.0, 6.0])
+    assert f.experimental_get_tracing_count() == 2
+    f(tf.constant([1, 2]), tf.constant(3))  # int32: another trace
+    assert f.experimental_get_tracing_count() == 3
+    np.testing.assert_allclose(f(a, 3.0).numpy(), [3.0, 6.0])  # a Python value
+    with pytest.warns(RuntimeWarning, match="traced 5 times"):
+        np.testing.assert_allclose(f(a, 4.0).numpy(), [4.0, 8.0])
+    assert f.experimental_get_tracing_count() == 5
+    np.testing.assert_allclose(f(a, tf.constant(5.0)).numpy(), [5.0, 10.0])
+    assert f.experimental_get_tracing_count() == 5

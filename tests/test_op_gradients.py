@@ -16,24 +16,16 @@ from tests.op_samples.common import (
     arg_name,
     as_outputs,
     draw_case,
+    draw_rng,
+    nonempty_wrt,
     sampled_ops,
     with_float_dtype,
-    wrt_indices,
 )
 
 DIFFERENTIABLE = sampled_ops(lambda op: op.differentiable)
 SMOOTH = sorted(name for name in DIFFERENTIABLE if OPS[name].smooth)
 
 _WIDTH = {"float16": 0, "float32": 1, "float64": 2}
-
-
-def _rng(data):
-    return np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="rng seed"))
-
-
-def _nonempty(case, wrt):
-    """The inputs in `wrt` with elements: an empty input's gradient is trivially empty."""
-    return tuple(i for i in wrt if case.inputs[i].size)
 
 
 def _fd_row(op, case, wrt):
@@ -109,10 +101,10 @@ def _directions(case, wrt, rng):
 def test_gradient_matches_finite_differences(name, data):
     op = OPS[name]
     case = draw_case(data, name)
-    wrt = _nonempty(case, wrt_indices(case))
+    wrt = nonempty_wrt(case)
     if not wrt:
         return
-    rng = _rng(data)
+    rng = draw_rng(data)
     row = _fd_row(op, case, wrt)
     weights = _weights(op, case, rng)
     directions = _directions(case, wrt, rng)
@@ -133,10 +125,10 @@ def test_gradient_matches_finite_differences(name, data):
 def test_second_derivative_matches_finite_differences(name, data):
     op = OPS[name]
     case = draw_case(data, name)
-    wrt = _nonempty(case, wrt_indices(case))
+    wrt = nonempty_wrt(case)
     if not wrt:
         return
-    rng = _rng(data)
+    rng = draw_rng(data)
     row = _fd_row(op, case, wrt)
     weights = _weights(op, case, rng)
     cotangents = [rng.standard_normal(case.inputs[i].shape).astype(case.inputs[i].dtype)
@@ -184,10 +176,10 @@ def test_float32_gradient_matches_float64(name, data):
     """The rule keeps float32 as float32 and loses nothing beyond float32 rounding."""
     op = OPS[name]
     case = with_float_dtype(draw_case(data, name), np.float32)
-    wrt = _nonempty(case, wrt_indices(case))
+    wrt = nonempty_wrt(case)
     if not wrt or any(case.inputs[i].dtype != np.float32 for i in wrt):
         return
-    rng = _rng(data)
+    rng = draw_rng(data)
     weights = _weights(op, case, rng)
     narrow = _tape_gradient(op, case, case.inputs, wrt, weights)  # checks dtype float32
     wide_case = Case([a.astype(np.float64) if a.dtype == np.float32 else a

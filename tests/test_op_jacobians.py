@@ -18,8 +18,9 @@ from tests.op_samples.common import (
     TOLERANCE,
     as_outputs,
     draw_case,
+    draw_rng,
+    nonempty_wrt,
     sampled_ops,
-    wrt_indices,
 )
 
 DIFFERENTIABLE = sampled_ops(lambda op: op.differentiable)
@@ -35,7 +36,7 @@ def test_every_op_has_a_batching_rule_or_a_reason():
 
 
 def _sources(case):
-    wrt = tuple(i for i in wrt_indices(case) if case.inputs[i].size)
+    wrt = nonempty_wrt(case)
     tensors = [tf.constant(a) for a in case.inputs]
     return wrt, tensors, [tensors[i] for i in wrt]
 
@@ -80,7 +81,7 @@ def test_jacobian_matches_loop_and_finite_differences(name, data):
     with tf.GradientTape(persistent=True) as tape:
         tape.watch(sources)
         outputs = as_outputs(op, bind(op, tensors, case.attrs))
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="rng seed"))
+    rng = draw_rng(data)
     directions = [rng.standard_normal(case.inputs[i].shape) for i in wrt]
     for k, target in enumerate(_float_outputs(outputs)):
         vectorized = _vectorized(tape, target, sources, name)
@@ -121,7 +122,7 @@ def test_jacobian_of_gradient_matches_loop(name, data):
     wrt, tensors, sources = _sources(case)
     if not wrt:
         return
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="rng seed"))
+    rng = draw_rng(data)
     with tf.GradientTape(persistent=True) as outer:
         outer.watch(sources)
         with tf.GradientTape() as inner:

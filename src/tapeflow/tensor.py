@@ -300,7 +300,36 @@ class Tensor(_Operators):
         return constant, (self.numpy(),)
 
 
-class Symbolic(Tensor):
+class ValuelessTensor(Tensor):
+    """A Tensor with a shape and dtype but no array (a traced value, a batch of
+    cotangents): every way of asking for its value calls `_no_value(what)`, which
+    raises the subclass's error."""
+
+    __slots__ = ()
+
+    def _no_value(self, what):
+        raise TypeError(f"{what} of a tensor that has no value")
+
+    def numpy(self):
+        self._no_value("numpy()")
+
+    def __array__(self, dtype=None, copy=None):
+        self._no_value("Converting to a NumPy array")
+
+    def __bool__(self):
+        self._no_value("Using as a Python bool")
+
+    def __float__(self):
+        self._no_value("float()")
+
+    def __int__(self):
+        self._no_value("int()")
+
+    def __index__(self):
+        self._no_value("Using as an index")
+
+
+class Symbolic(ValuelessTensor):
     """A Tensor inside a function being traced: it has a shape and dtype, not yet a value.
 
     Asking for its value (`.numpy()`, `bool()`, `float()`) is an error that names the
@@ -326,24 +355,6 @@ class Symbolic(Tensor):
             f"its value exists only when the function runs. Use tensor ops (tf.cond, "
             f"tf.where) instead, or call the function eagerly "
             f"(tf.config.run_functions_eagerly(True)).")
-
-    def numpy(self):
-        self._no_value("numpy()")
-
-    def __array__(self, dtype=None, copy=None):
-        self._no_value("Converting to a NumPy array")
-
-    def __bool__(self):
-        self._no_value("Using as a Python bool")
-
-    def __float__(self):
-        self._no_value("float()")
-
-    def __int__(self):
-        self._no_value("int()")
-
-    def __index__(self):
-        self._no_value("Using as an index")
 
     def __format__(self, spec):
         return format(repr(self), spec)

@@ -149,6 +149,18 @@ def wrt_indices(case):
     return tuple(i for i, a in enumerate(case.inputs) if a.dtype.kind == "f")
 
 
+def nonempty_wrt(case):
+    """The inputs whose gradient is checked and that have elements: an empty input's
+    gradient is trivially empty."""
+    return tuple(i for i in wrt_indices(case) if case.inputs[i].size)
+
+
+def draw_rng(data):
+    """A NumPy generator seeded from hypothesis (so a failure reproduces)."""
+    from hypothesis import strategies as st
+    return np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="rng seed"))
+
+
 def as_outputs(op, result):
     """An op's result (bind's or eager's) as a list, one entry per output."""
     return [result] if op.n_out == 1 else list(result)

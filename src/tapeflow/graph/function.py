@@ -161,6 +161,17 @@ def _describe_change(path, old, new):
 _no_infer = never_bound("tf.function call")
 
 
+def _without_nones(grads):
+    """(the gradients that are not None, each gradient's index among them or None): a
+    graph's outputs and the slots that put the Nones back."""
+    flat, slots = [], []
+    for g in grads:
+        slots.append(None if g is None else len(flat))
+        if g is not None:
+            flat.append(g)
+    return flat, slots
+
+
 def _watched_by(tapes, values):
     ids = [v._id for v in values]
     return any(i in tape._watched for tape in tapes for i in ids)
@@ -373,12 +384,7 @@ class ConcreteFunction:
             fwd.outputs = list(outputs) + list(new_vars) + saves
             bwd = Graph(f"{graph.name}_backward")
             bwd.inputs, bwd.nodes = saves + dys, backward_nodes
-            slots, flat = [], []
-            for g in grads:
-                slots.append(None if g is None else len(flat))
-                if g is not None:
-                    flat.append(g)
-            bwd.outputs = flat
+            bwd.outputs, slots = _without_nones(grads)
             forward = ConcreteFunction(fwd, list(fwd.outputs), list(range(len(fwd.outputs))),
                                        f"{self.name}_forward", split_calls=False)
             backward = ConcreteFunction(bwd, list(grads), slots, f"{self.name}_backward",
@@ -490,12 +496,7 @@ class ConcreteFunction:
             # A backward never repeats the forward's side effects.
             from .variables import ASSIGN_VARIABLE
             bwd.nodes = [n for n in bwd.nodes if n.op is not ASSIGN_VARIABLE]
-            slots, flat = [], []
-            for g in grads:
-                slots.append(None if g is None else len(flat))
-                if g is not None:
-                    flat.append(g)
-            bwd.outputs = flat
+            bwd.outputs, slots = _without_nones(grads)
             self._backward = ConcreteFunction(bwd, list(grads), slots, f"{self.name}_grad")
         return self._backward
 

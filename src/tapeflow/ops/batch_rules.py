@@ -42,19 +42,17 @@ def _padded(x, rank, batch):
 def _full(x, shape, batch):
     """x's stack broadcast to (batch,) + shape."""
     target = (batch,) + tuple(shape)
+    if type(x) is not Batched and tuple(x._shape) == tuple(shape):
+        return stacked(x, batch)
     if type(x) is Batched:
         inner = _padded(x, len(shape), batch)
-        if inner._shape == target:
-            return inner
-    elif None in target:
-        from .shape import broadcast_to
-        inner = stacked(x, batch)
-        for _ in range(len(shape) - len(x._shape)):
-            inner = _bind("ExpandDims", [inner], axis=1)
-        return inner if inner._shape == target else broadcast_to(inner, target)
-    else:
+    elif None not in x._shape:
         inner = _reshape(x, (1,) * (len(shape) - len(x._shape) + 1) + tuple(x._shape))
-    if None in target:
+    else:
+        inner = None
+    if inner is not None and inner._shape == target:
+        return inner
+    if inner is None or None in target:
         raise NotBatchable(f"broadcasting to {list(shape)}, a shape known only at run time")
     return _bind("BroadcastTo", [inner], shape=target)
 
@@ -67,34 +65,20 @@ def _out(result, op):
 
 # -- elementwise ----------------------------------------------------------------------------
 
-# TensorFlow's *Grad helper ops take two inputs of one shape: no broadcasting.
-_EQUAL_SHAPES = frozenset(["TanhGrad", "SigmoidGrad", "ReciprocalGrad", "SqrtGrad",
-                           "ReluGrad", "EluGrad", "SoftplusGrad"])
-
-
 def elementwise_rule(op, inputs, attrs, batch):
-    if op.name in _EQUAL_SHAPES:
+    if not op.broadcasts:  # TensorFlow's *Grad helpers: (primal, dy) of one shape
         d = op.args.index("dy")
         primal, dy = inputs[1 - d], inputs[d]
         if type(primal) is not Batched:
-            # A stack of cotangents times one derivative: compute the derivative once,
-            # unbatched (op(primal, 1)), instead of broadcasting the primal B times.
-            if op.name == "ReluGrad":
-                zero = _bind("ZerosLike", [dy.inner])
-                return Batched(_bind("SelectV2", [_bind("Greater", [primal, _zero(primal)]),
-                                                  dy.inner, zero]))
-            ones = _bind("OnesLike", [primal])
-            derivative = bind(op, [primal, ones] if d == 1 else [ones, primal], attrs)
-            return _scaled(dy, derivative)
-    if op.name in _EQUAL_SHAPES or op.name == "ClipByValue":
-        shape = inputs[0]._shape  # t's, or the one shape of both inputs
-        first = [_full(inputs[0], shape, batch)]
-        rest = inputs[1:]
-        if op.name in _EQUAL_SHAPES:
-            rest = [_full(x, shape, batch) for x in rest]
-        else:  # the bounds broadcast against t: keep their per-example axes aligned
-            rest = [_padded(x, len(shape), batch) if type(x) is Batched else x for x in rest]
-        return Batched(bind(op, first + rest, attrs))
+            return _helper_on_cotangents(op, primal, dy, d, attrs)
+        shape = inputs[0]._shape
+        return Batched(bind(op, [_full(x, shape, batch) for x in inputs], attrs))
+    if op.name == "ClipByValue":
+        # The bounds broadcast against t, never t against them: t is stacked in full.
+        t, bounds = inputs[0], inputs[1:]
+        rank = len(t._shape)
+        return Batched(bind(op, [_full(t, t._shape, batch)] + [
+            _padded(x, rank, batch) if type(x) is Batched else x for x in bounds], attrs))
     if op.name == "Mul":
         a, b = inputs
         if type(a) is Batched and type(b) is not Batched and len(b._shape) <= len(a._shape):
@@ -107,6 +91,18 @@ def elementwise_rule(op, inputs, attrs, batch):
     if op.name in ("Neg", "Identity") and inputs[0].diagonal is not None:
         out.diagonal = bind(op, [inputs[0].diagonal], attrs)
     return out
+
+
+def _helper_on_cotangents(op, primal, dy, d, attrs):
+    """A *Grad helper on one primal and a stack of cotangents: dy times the derivative,
+    computed once, unbatched (op(primal, 1)), rather than on B copies of the primal.
+    ReluGrad selects instead of multiplying, so that an inf or NaN cotangent where the
+    primal is not positive still gives 0, as the op does."""
+    if op.name == "ReluGrad":
+        positive = _bind("Greater", [primal, _zero(primal)])
+        return Batched(_bind("SelectV2", [positive, dy.inner, _bind("ZerosLike", [dy.inner])]))
+    ones = _bind("OnesLike", [primal])
+    return _scaled(dy, bind(op, [primal, ones] if d == 1 else [ones, primal], attrs))
 
 
 def _scaled(x, factor):

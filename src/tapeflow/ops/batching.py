@@ -12,7 +12,7 @@ import contextlib
 import threading
 
 from ..errors import InvalidArgumentError
-from ..tensor import Tensor, _next_id
+from ..tensor import ValuelessTensor, _next_id
 from . import registry
 
 
@@ -21,7 +21,7 @@ class NotBatchable(Exception):
     back to one backward pass per row, as TensorFlow's pfor falls back to a while loop."""
 
 
-class Batched(Tensor):
+class Batched(ValuelessTensor):
     """B values of shape `_shape`, stacked in `inner` (shape (B,) + `_shape`).
 
     `diagonal`, when known, is a value v of the per-example shape such that, viewing
@@ -49,24 +49,6 @@ class Batched(Tensor):
 
     def _no_value(self, what):
         raise NotBatchable(f"{what} of a value that stands for a batch of cotangents")
-
-    def numpy(self):
-        self._no_value("numpy()")
-
-    def __array__(self, dtype=None, copy=None):
-        self._no_value("Converting to a NumPy array")
-
-    def __bool__(self):
-        self._no_value("bool()")
-
-    def __float__(self):
-        self._no_value("float()")
-
-    def __int__(self):
-        self._no_value("int()")
-
-    def __index__(self):
-        self._no_value("Using as an index")
 
     def __repr__(self):
         return (f"<Batched: {self.batch_size} x shape={list(self._shape)}, "

@@ -497,10 +497,7 @@ def _reuse_stored_outputs(outs, after, sources):
     for out, stored in zip(outs, after):
         if (isinstance(out, Symbolic) and out.graph is graph and id(out) not in inputs
                 and out.dtype.is_floating and out._shape == stored._shape):
-            stored = _own(graph, stored)
-            for node in graph.nodes:
-                if any(x is out for x in node.inputs):
-                    node.inputs = tuple(stored if x is out else x for x in node.inputs)
+            _replace_uses(graph, out, _own(graph, stored))
 
 
 _WHILE_ONLY = never_bound("While (tf.while_loop)")

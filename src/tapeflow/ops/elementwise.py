@@ -37,7 +37,7 @@ def _binary(name, eager, emit, grad=None, saves=("x", "y"), allowed=is_numeric,
         name=name, args=args,
         infer=named(name, rules.binary(allowed, what, out_dtype, same_shape)),
         eager=eager, emit=emit, grad=grad, saves=saves if grad else (), elementwise=True,
-        differentiable=grad is not None, **kw))
+        broadcasts=not same_shape, differentiable=grad is not None, **kw))
 
 
 def _pair(x, y):

@@ -55,6 +55,7 @@ class OpDef:
     n_out: int | None = 1  # None: as many outputs as infer says (Unpack, SplitV)
     differentiable: bool = True
     elementwise: bool = False
+    broadcasts: bool = True  # elementwise inputs broadcast (False: TF's *Grad helpers)
     stateful: bool = False  # draws random numbers or touches state: never folded at trace time
     none_dys: bool = False  # the rule takes None for outputs that got no gradient
     smooth: bool = True  # second derivatives are checked where smooth
