@@ -417,3 +417,27 @@ def test_gemm_helper_matches_numpy(dtype):
     strided = rng.standard_normal((6, 8)).astype(dtype)[::2, ::2]  # not contiguous
     np.testing.assert_allclose(gemm(strided, strided.T, False, False), strided @ strided.T,
                                rtol=1e-5, atol=1e-5)
+
+
+def test_softmax_family_on_both_layouts_with_special_values():
+    """Class axis last (a row per example: register accumulators) and in the middle
+    (vectorized over the trailing axis): each agrees with the eager kernels, NaN, Inf and
+    rows of equal values included."""
+    def fn(x, labels, sparse):
+        outs = []
+        for axis in (-1, 1):
+            outs += [tf.nn.softmax(x, axis), tf.nn.log_softmax(x, axis),
+                     tf.nn.softmax_cross_entropy_with_logits(labels, x, axis=axis)]
+        logits = tf.reshape(x, (12, 5))
+        return outs + [tf.nn.sparse_softmax_cross_entropy_with_logits(sparse, logits)]
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-4, 4, (3, 4, 5)).astype(np.float32)
+    x[0, 1] = [np.nan, 0.0, 1.0, 2.0, 3.0]
+    x[1, 2] = [np.inf, 0.0, 1.0, 2.0, 3.0]
+    x[2, 3] = [-np.inf, 0.0, 1.0, 2.0, 3.0]
+    x[2, 0] = 7.0  # every class equal
+    x[1, :, 4] = [-1e4, 1e4, 0.0, 88.0]
+    labels = rng.uniform(0, 1, (3, 4, 5)).astype(np.float32)
+    sparse = rng.integers(0, 5, 12).astype(np.int32)
+    compiled = compile_graph(trace(fn, ((3, 4, 5), F32), ((3, 4, 5), F32), ((12,), tf.int32)))
+    assert_matches(run(compiled, x, labels, sparse), eager(fn, x, labels, sparse))

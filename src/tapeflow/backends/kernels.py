@@ -722,64 +722,129 @@ def diag_part3(x, k):
     return out
 
 
+# The softmax family runs in passes over the whole block (shift by the maximum, one flat
+# exp, sums, logs) instead of row by row: the flat exp vectorizes and each exp is computed
+# once. A reduction along axis 1 keeps its accumulator in a register when there is one
+# class row per (outer) index (inner == 1, the usual last axis): accumulating through
+# memory would chain every addition to the previous store.
+
+@_jit
+def shift_by_max3(x, shifted):
+    """shifted = x - max(x) along axis 1 (NaN wins); returns the maxima (outer, inner)."""
+    outer, n, inner = x.shape
+    m = np.empty((outer, inner), x.dtype)
+    if inner == 1:
+        x2, s2 = x.reshape((outer, n)), shifted.reshape((outer, n))
+        for a in range(outer):
+            mx = x2[a, 0]
+            for b in range(1, n):
+                mx = maximum(mx, x2[a, b])
+            m[a, 0] = mx
+            for b in range(n):
+                s2[a, b] = x2[a, b] - mx
+        return m
+    for a in range(outer):
+        for c in range(inner):
+            m[a, c] = x[a, 0, c]
+        for b in range(1, n):
+            for c in range(inner):
+                m[a, c] = maximum(m[a, c], x[a, b, c])
+        for b in range(n):
+            for c in range(inner):
+                shifted[a, b, c] = x[a, b, c] - m[a, c]
+    return m
+
+
+@_jit
+def exp_in_place(v):
+    flat = v.reshape(v.size)
+    for i in range(flat.size):
+        flat[i] = exp_t(flat[i])
+
+
+@_jit
+def sum_axis1(x):
+    """Sums along axis 1 of (outer, n, inner), accumulated in float64, in x's dtype."""
+    outer, n, inner = x.shape
+    if inner == 1:
+        x2 = x.reshape((outer, n))
+        out = np.empty((outer, 1), x.dtype)
+        for a in range(outer):
+            s = 0.0
+            for b in range(n):
+                s += np.float64(x2[a, b])
+            out[a, 0] = s
+        return out
+    acc = np.zeros((outer, inner), np.float64)
+    for a in range(outer):
+        for b in range(n):
+            for c in range(inner):
+                acc[a, c] += np.float64(x[a, b, c])
+    return acc.astype(x.dtype)
+
+
+@_jit
+def log_of(x):
+    out = np.empty_like(x)
+    flat_out, flat_x = out.reshape(out.size), x.reshape(x.size)
+    for i in range(flat_x.size):
+        flat_out[i] = log_t(flat_x[i])
+    return out
+
+
 @_jit
 def softmax3(x, log):
     """Softmax (or log-softmax) along axis 1, shifted by the maximum (NaN-propagating)."""
     outer, n, inner = x.shape
     out = np.empty_like(x)
-    for a in range(outer):
-        for c in range(inner):
-            m = x[a, 0, c]
-            for b in range(1, n):
-                m = maximum(m, x[a, b, c])
-            s = 0.0
+    shift_by_max3(x, out)
+    if log:
+        e = out.copy()
+        exp_in_place(e)
+        ls = log_of(sum_axis1(e))
+        for a in range(outer):
             for b in range(n):
-                s += np.float64(exp_t(x[a, b, c] - m))
-            if log:
-                ls = log_t(out_t(s, m))
-                for b in range(n):
-                    out[a, b, c] = (x[a, b, c] - m) - ls
-            else:
-                for b in range(n):
-                    out[a, b, c] = exp_t(x[a, b, c] - m) / out_t(s, m)
+                for c in range(inner):
+                    out[a, b, c] -= ls[a, c]
+    else:
+        exp_in_place(out)
+        s = sum_axis1(out)
+        for a in range(outer):
+            for b in range(n):
+                for c in range(inner):
+                    out[a, b, c] /= s[a, c]
     return out
-
-
-def out_t(s, like):
-    return np.float32(s) if isinstance(like, np.float32) else np.float64(s)
-
-
-@overload(out_t)
-def _out_t(s, like):
-    """s converted to the type of `like`."""
-    if like == types.float32:
-        return lambda s, like: np.float32(s)
-    return lambda s, like: np.float64(s)
 
 
 @_jit
 def xent3(features, labels):
     """Softmax cross-entropy along axis 1: (loss (outer, inner), backprop)."""
     outer, n, inner = features.shape
-    loss = np.empty((outer, inner), features.dtype)
     back = np.empty_like(features)
-    for a in range(outer):
-        for c in range(inner):
-            m = features[a, 0, c]
-            for b in range(1, n):
-                m = maximum(m, features[a, b, c])
-            s = 0.0
-            for b in range(n):
-                s += np.float64(exp_t(features[a, b, c] - m))
-            sm = out_t(s, m)
-            ls = log_t(sm)
+    m = shift_by_max3(features, back)
+    exp_in_place(back)
+    s = sum_axis1(back)
+    ls = log_of(s)
+    if inner == 1:
+        f2, l2, b2 = (features.reshape((outer, n)), labels.reshape((outer, n)),
+                      back.reshape((outer, n)))
+        loss = np.empty((outer, 1), features.dtype)
+        for a in range(outer):
             total = 0.0
             for b in range(n):
-                shifted = features[a, b, c] - m
-                total += np.float64(labels[a, b, c] * (ls - shifted))
-                back[a, b, c] = exp_t(shifted) / sm - labels[a, b, c]
-            loss[a, c] = out_t(total, m)
-    return loss, back
+                label = l2[a, b]
+                total += np.float64(label * (ls[a, 0] - (f2[a, b] - m[a, 0])))
+                b2[a, b] = b2[a, b] / s[a, 0] - label
+            loss[a, 0] = total
+        return loss, back
+    totals = np.zeros((outer, inner), np.float64)
+    for a in range(outer):
+        for b in range(n):
+            for c in range(inner):
+                label = labels[a, b, c]
+                totals[a, c] += np.float64(label * (ls[a, c] - (features[a, b, c] - m[a, c])))
+                back[a, b, c] = back[a, b, c] / s[a, c] - label
+    return totals.astype(features.dtype), back
 
 
 @_jit
@@ -788,21 +853,19 @@ def sparse_xent2(features, labels, code):
     for r in range(rows):
         if labels[r] < 0 or labels[r] >= n:
             raise IndexError(code, labels[r])
-    loss = np.empty(rows, features.dtype)
     back = np.empty_like(features)
+    f3, b3 = features.reshape((rows, n, 1)), back.reshape((rows, n, 1))
+    m = shift_by_max3(f3, b3)
+    exp_in_place(back)
+    s = sum_axis1(b3)
+    ls = log_of(s)
+    loss = np.empty(rows, features.dtype)
     for r in range(rows):
-        m = features[r, 0]
-        for b in range(1, n):
-            m = maximum(m, features[r, b])
-        s = 0.0
         for b in range(n):
-            s += np.float64(exp_t(features[r, b] - m))
-        sm = out_t(s, m)
-        for b in range(n):
-            back[r, b] = exp_t(features[r, b] - m) / sm
+            back[r, b] /= s[r, 0]
         k = labels[r]
         back[r, k] -= 1
-        loss[r] = log_t(sm) - (features[r, k] - m)
+        loss[r] = ls[r, 0] - (features[r, k] - m[r, 0])
     return loss, back
 
 
