@@ -22,20 +22,32 @@ class Result:
 
 def best_time(fn, repeat=7, min_time=0.2):
     """Best per-call seconds of `fn` over `repeat` rounds of enough calls to last min_time."""
+    return best_times({"fn": fn}, repeat, min_time)["fn"]
+
+
+def best_times(fns, repeat=7, min_time=0.2):
+    """Best per-call seconds of each callable of the dict `fns`, their rounds interleaved
+    (a, b, a, b, ...): a slow spell of the shared machine then hits every row alike
+    instead of whichever was being timed at that moment."""
+    calls = {name: _calls_per_round(fn, min_time / repeat) for name, fn in fns.items()}
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            for _ in range(calls[name]):
+                fn()
+            best[name] = min(best[name], (time.perf_counter() - start) / calls[name])
+    return best
+
+
+def _calls_per_round(fn, round_time):
     fn()
     calls = 1
-    while True:
+    while calls < 1 << 20:
         start = time.perf_counter()
         for _ in range(calls):
             fn()
-        elapsed = time.perf_counter() - start
-        if elapsed >= min_time / repeat or calls >= 1 << 20:
+        if time.perf_counter() - start >= round_time:
             break
         calls *= 2
-    best = elapsed / calls
-    for _ in range(repeat - 1):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best
+    return calls

@@ -5,7 +5,7 @@ import numpy as np
 
 import tapeflow as tf
 
-from common import Result, best_time
+from common import Result, best_times
 
 N = 4_000_000
 
@@ -28,18 +28,16 @@ def run(peers):
     xt = tf.constant(x)
     np.testing.assert_allclose(tapeflow_grad(xt).numpy(), numpy_grad(x), rtol=1e-4,
                                atol=1e-5)
-    t_np = best_time(lambda: numpy_grad(x), repeat=5)
-    name = "elementwise grad (4e6 float32)"
-    results = [Result(name, "numpy", t_np, t_np),
-               Result(name, "tapeflow fn", best_time(lambda: tapeflow_grad(xt), repeat=5),
-                      t_np, "target <= 0.75x jax jit")]
+    calls = {"numpy": lambda: numpy_grad(x), "tapeflow fn": lambda: tapeflow_grad(xt)}
     if "jax" in peers:
         jax = peers["jax"]
         jnp = jax.numpy
         grad = jax.jit(jax.grad(lambda v: jnp.sum(jnp.sin(v) * jnp.exp(-v * v)
                                                   + jnp.tanh(v) * v)))
         jx = jnp.asarray(x)
-        results.append(Result(name, "jax jit(grad)",
-                              best_time(lambda: jax.block_until_ready(grad(jx)), repeat=5),
-                              t_np))
-    return results
+        calls["jax jit(grad)"] = lambda: jax.block_until_ready(grad(jx))
+    times = best_times(calls, repeat=5)
+    name = "elementwise grad (4e6 float32)"
+    notes = {"tapeflow fn": "target <= 0.75x jax jit"}
+    return [Result(name, impl, t, times["numpy"], notes.get(impl, ""))
+            for impl, t in times.items()]

@@ -7,26 +7,16 @@ jit, PyTorch torch.func when installed):
 - the Hessian of f(x) = logsumexp(A@x) + 0.5*sum(x*x), A (200, 100), by nested tapes:
   the jacobian of a gradient, (100, 100)."""
 
-import time
-
 import numpy as np
 
 import tapeflow as tf
 
-from common import Result, best_time
+from common import Result, best_times
 
 JAC_N = 256
 BATCH, FEATURES = 64, 32
 HESS_M, HESS_N = 200, 100
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def timed(fn):
-    """best_time, with fewer rounds when one call is slow (over 50 ms)."""
-    start = time.perf_counter()
-    fn()
-    once = time.perf_counter() - start
-    return best_time(fn, repeat=7 if once < 0.05 else 3)
 
 
 def check(got, want, what):
@@ -103,95 +93,82 @@ def numpy_hessian(a, x):
 
 # --- the table ---------------------------------------------------------------------------
 
-def _tapeflow_rows(name, body, args, want, t_np, fn_note, eager_note=""):
-    """Checks the eager body and its tf.function against `want`, then times both."""
+def _table(name, want, rows):
+    """rows: (impl, call, note), the NumPy reference first. Checks every call's result
+    against `want`, then times them all, interleaved."""
+    for impl, call, _ in rows:
+        check(call(), want, f"{name}: {impl}")
+    times = best_times({impl: call for impl, call, _ in rows})
+    t_np = times["numpy"]
+    return [Result(name, impl, times[impl], t_np, note) for impl, _, note in rows]
+
+
+def _tapeflow_rows(body, args, fn_note, eager_note=""):
     compiled = tf.function(body)
-    check(body(*args).numpy(), want, f"{name}: tapeflow eager")
-    check(compiled(*args).numpy(), want, f"{name}: tapeflow fn")
-    return [Result(name, "tapeflow fn", timed(lambda: compiled(*args)), t_np, fn_note),
-            Result(name, "tapeflow eager", timed(lambda: body(*args)), t_np, eager_note)]
-
-
-def _numpy_rows(name, numpy_fn, *arrays):
-    """The reference: (its result, its time, the table's first row)."""
-    want = numpy_fn(*arrays)
-    t_np = timed(lambda: numpy_fn(*arrays))
-    return want, t_np, [Result(name, "numpy", t_np, t_np)]
-
-
-def _peer_row(name, impl, call, want, t_np):
-    check(call(), want, f"{name}: {impl}")
-    return Result(name, impl, timed(call), t_np)
+    return [("tapeflow fn", lambda: compiled(*args).numpy(), fn_note),
+            ("tapeflow eager", lambda: body(*args).numpy(), eager_note)]
 
 
 def run_jacobian(peers):
     a, x = jacobian_data()
-    name = f"jacobian tanh(A@x), {JAC_N}x{JAC_N}"
-    want, t_np, results = _numpy_rows(name, numpy_jacobian, a, x)
-    results += _tapeflow_rows(name, tapeflow_jacobian, (tf.constant(a), tf.constant(x)),
-                              want, t_np, "target <= 1.0x jax jit(jacrev)",
-                              "target <= 1.0x torch.func.jacrev")
+    rows = [("numpy", lambda: numpy_jacobian(a, x), "")]
+    rows += _tapeflow_rows(tapeflow_jacobian, (tf.constant(a), tf.constant(x)),
+                           "target <= 1.0x jax jit(jacrev)", "target <= 1.0x torch.func.jacrev")
     if "jax" in peers:
         jax = peers["jax"]
         jnp = jax.numpy
         jac = jax.jit(jax.jacrev(lambda x, a: jnp.tanh(a @ x)))
         ja, jx = jnp.asarray(a), jnp.asarray(x)
-        results.append(_peer_row(name, "jax jit(jacrev)",
-                                 lambda: jax.block_until_ready(jac(jx, ja)), want, t_np))
+        rows.append(("jax jit(jacrev)", lambda: jax.block_until_ready(jac(jx, ja)), ""))
     if "torch" in peers:
         torch = peers["torch"]
         ta, tx = torch.from_numpy(a), torch.from_numpy(x)
-        jac = torch.func.jacrev(lambda x: torch.tanh(ta @ x))
-        results.append(_peer_row(name, "torch jacrev", lambda: jac(tx).numpy(), want, t_np))
-    return results
+        torch_jac = torch.func.jacrev(lambda x: torch.tanh(ta @ x))
+        rows.append(("torch jacrev", lambda: torch_jac(tx).numpy(), ""))
+    return _table(f"jacobian tanh(A@x), {JAC_N}x{JAC_N}", numpy_jacobian(a, x), rows)
 
 
 def run_batch_jacobian(peers):
     x, w = batch_data()
-    name = f"batch_jacobian tanh(x@W), {BATCH}x{FEATURES}x{FEATURES}"
-    want, t_np, results = _numpy_rows(name, numpy_batch_jacobian, x, w)
-    results += _tapeflow_rows(name, tapeflow_batch_jacobian, (tf.constant(x), tf.constant(w)),
-                              want, t_np, "target <= 1.0x jax jit(vmap(jacrev))")
+    rows = [("numpy", lambda: numpy_batch_jacobian(x, w), "")]
+    rows += _tapeflow_rows(tapeflow_batch_jacobian, (tf.constant(x), tf.constant(w)),
+                           "target <= 1.0x jax jit(vmap(jacrev))")
     if "jax" in peers:
         jax = peers["jax"]
         jnp = jax.numpy
         jac = jax.jit(jax.vmap(jax.jacrev(lambda xi, w: jnp.tanh(xi @ w)), in_axes=(0, None)))
         jx, jw = jnp.asarray(x), jnp.asarray(w)
-        results.append(_peer_row(name, "jax jit(vmap)",
-                                 lambda: jax.block_until_ready(jac(jx, jw)), want, t_np))
+        rows.append(("jax jit(vmap)", lambda: jax.block_until_ready(jac(jx, jw)), ""))
     if "torch" in peers:
         torch = peers["torch"]
         tx, tw = torch.from_numpy(x), torch.from_numpy(w)
-        jac = torch.func.vmap(torch.func.jacrev(lambda xi: torch.tanh(xi @ tw)))
-        results.append(_peer_row(name, "torch vmap", lambda: jac(tx).numpy(), want, t_np))
-    return results
+        torch_jac = torch.func.vmap(torch.func.jacrev(lambda xi: torch.tanh(xi @ tw)))
+        rows.append(("torch vmap", lambda: torch_jac(tx).numpy(), ""))
+    return _table(f"batch_jacobian tanh(x@W), {BATCH}x{FEATURES}x{FEATURES}",
+                  numpy_batch_jacobian(x, w), rows)
 
 
 def run_hessian(peers):
     a, x = hessian_data()
-    name = f"hessian lse(A@x)+x.x/2, {HESS_M}x{HESS_N}"
-    want, t_np, results = _numpy_rows(name, numpy_hessian, a, x)
-    results += _tapeflow_rows(name, tapeflow_hessian, (tf.constant(a), tf.constant(x)),
-                              want, t_np, "target <= 1.0x jax jit(hessian)",
-                              "target <= 1.0x torch hessian")
+    rows = [("numpy", lambda: numpy_hessian(a, x), "")]
+    rows += _tapeflow_rows(tapeflow_hessian, (tf.constant(a), tf.constant(x)),
+                           "target <= 1.0x jax jit(hessian)", "target <= 1.0x torch hessian")
     if "jax" in peers:
         jax = peers["jax"]
         jnp = jax.numpy
         hess = jax.jit(jax.hessian(
             lambda x, a: jax.nn.logsumexp(a @ x) + 0.5 * jnp.sum(x * x)))
         ja, jx = jnp.asarray(a), jnp.asarray(x)
-        results.append(_peer_row(name, "jax jit(hessian)",
-                                 lambda: jax.block_until_ready(hess(jx, ja)), want, t_np))
+        rows.append(("jax jit(hessian)", lambda: jax.block_until_ready(hess(jx, ja)), ""))
     if "torch" in peers:
         torch = peers["torch"]
         ta, tx = torch.from_numpy(a), torch.from_numpy(x)
 
         def f(x):
             return torch.logsumexp(ta @ x, 0) + 0.5 * torch.sum(x * x)
-        results.append(_peer_row(name, "torch hessian",
-                                 lambda: torch.autograd.functional.hessian(f, tx).numpy(),
-                                 want, t_np))
-    return results
+        rows.append(("torch hessian",
+                     lambda: torch.autograd.functional.hessian(f, tx).numpy(), ""))
+    return _table(f"hessian lse(A@x)+x.x/2, {HESS_M}x{HESS_N}", numpy_hessian(a, x), rows)
 
 
 def run(peers):

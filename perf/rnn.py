@@ -12,7 +12,7 @@ import numpy as np
 
 import tapeflow as tf
 
-from common import Result, best_time
+from common import Result, best_times
 
 T, BATCH, INPUT, HIDDEN = 100, 16, 32, 64
 
@@ -79,11 +79,7 @@ def run(peers):
     grad = make_tapeflow_grad()
     for got, want in zip(grad(*args), numpy_grad(xs, w, u, b)):
         np.testing.assert_allclose(got.numpy(), want, rtol=2e-3, atol=1e-4)
-    t_np = best_time(lambda: numpy_grad(xs, w, u, b))
-    name = f"RNN grad (T={T}, 16x32->64)"
-    results = [Result(name, "numpy", t_np, t_np),
-               Result(name, "tapeflow fn", best_time(lambda: grad(*args)), t_np,
-                      "target <= 1.0x jax lax.scan")]
+    calls = {"numpy": lambda: numpy_grad(xs, w, u, b), "tapeflow fn": lambda: grad(*args)}
     if "jax" in peers:
         jax = peers["jax"]
         jnp = jax.numpy
@@ -97,9 +93,12 @@ def run(peers):
         jgrad = jax.jit(jax.grad(loss))
         params = [jnp.asarray(a) for a in (w, u, b)]
         jxs = jnp.asarray(xs)
-        results.append(Result(name, "jax lax.scan",
-                              best_time(lambda: jax.block_until_ready(jgrad(params, jxs))),
-                              t_np))
+        calls["jax lax.scan"] = lambda: jax.block_until_ready(jgrad(params, jxs))
+    times = best_times(calls)
+    name = f"RNN grad (T={T}, 16x32->64)"
+    notes = {"tapeflow fn": "target <= 1.0x jax lax.scan"}
+    results = [Result(name, impl, t, times["numpy"], notes.get(impl, ""))
+               for impl, t in times.items()]
     for steps in (10, 1000):
         seconds = compile_seconds(steps)
         results.append(Result(f"RNN trace+compile, T={steps}", "tapeflow fn",
