@@ -441,3 +441,35 @@ def test_softmax_family_on_both_layouts_with_special_values():
     sparse = rng.integers(0, 5, 12).astype(np.int32)
     compiled = compile_graph(trace(fn, ((3, 4, 5), F32), ((3, 4, 5), F32), ((12,), tf.int32)))
     assert_matches(run(compiled, x, labels, sparse), eager(fn, x, labels, sparse))
+
+
+def test_compiled_calls_assign_variables_and_still_reach_tapes(monkeypatch):
+    """A call with no tape, trace or vectorized walk to tell takes a shorter path: its
+    variable assignments must still land, and a call under a tape must still be seen."""
+    monkeypatch.setattr(tf.config.settings, "compile_mode", "sync")
+    v = tf.Variable(1.0)
+
+    @tf.function
+    def accumulate(x):
+        v.assign_add(x)
+        return v * x
+
+    assert accumulate(tf.constant(2.0)).numpy() == 6.0
+    assert accumulate(tf.constant(2.0)).numpy() == 10.0
+    assert v.numpy() == 5.0
+    assert accumulate.get_concrete_function(tf.constant(2.0)).wait_compiled()
+    w = tf.Variable(3.0)
+
+    @tf.function
+    def f(x):
+        return w * x * x
+
+    x = tf.constant(2.0)
+    assert f(x).numpy() == 12.0
+    with tf.GradientTape() as tape:
+        y = f(x)
+    assert tape.gradient(y, w).numpy() == 4.0
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    assert tape.gradient(y, x).numpy() == 12.0

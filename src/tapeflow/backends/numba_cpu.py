@@ -177,7 +177,8 @@ def _message(kind, node, detail, value):
 def _canonical(a, dtype):
     if type(a) is not np.ndarray:
         a = np.asarray(a)
-    if a.dtype != dtype or not a.flags.c_contiguous or not a.flags.writeable:
+    flags = a.flags
+    if a.dtype != dtype or not flags.c_contiguous or not flags.writeable:
         a = np.array(a, dtype=dtype, order="C")
     return a
 

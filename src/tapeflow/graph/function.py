@@ -228,6 +228,11 @@ class ConcreteFunction:
 
     def _call_flat(self, inputs):
         """Runs the graph on `inputs`; returns the flat outputs (Tensors, None allowed)."""
+        compiled = self._compiled
+        if (compiled is not None and not context.recording_tapes.get() and not batching.depth
+                and context.current_graph.get() is None
+                and not context.variable_watchers.get()):
+            return self._call_compiled(compiled, inputs)
         variables = self.graph.variables
         var_values = [v.read_value() for v in variables]
         if context.current_graph.get() is not None:
@@ -257,6 +262,17 @@ class ConcreteFunction:
             if len(real) == len(outputs):
                 record(self._call_op, {}, list(inputs) + var_values, outputs, tapes)
         return outputs
+
+    def _call_compiled(self, compiled, inputs):
+        """The common call: compiled code, and nobody (tape, trace, vectorized walk,
+        custom gradient) to tell about it, so variables are read as bare arrays."""
+        variables = self.graph.variables
+        arrays, new_arrays = compiled([x._value for x in inputs], [v._value for v in variables])
+        for var, new in zip(variables, new_arrays):
+            if new is not var._value:
+                var._value = wrap(np.asarray(new))._value
+        return [None if a is None else wrap(a if isinstance(a, (np.ndarray, np.generic))
+                                            else np.asarray(a)) for a in arrays]
 
     def _call_vectorized(self, inputs, var_values):
         """A call on Batched inputs (a vectorized backward walk passing through this
