@@ -177,6 +177,47 @@ def test_a_second_process_loads_the_machine_code_from_the_cache():
     assert hits2 >= 1 and misses2 == 0, (hits1, misses1, hits2, misses2)
 
 
+def test_kernels_copy_arrays_without_numbas_array_assignment(tmp_path):
+    """Numba's `a[region] = array` compiles the formatting of its shape-mismatch message
+    (seconds in each new process), so generated kernels and helpers copy with loops: a
+    loop's history, concat, stack, tile, pad and a strided slice's gradient."""
+    code = textwrap.dedent("""
+        import numba
+        import numba.np.arrayobj as arrayobj
+        calls = []
+        original = arrayobj.fancy_setslice
+        def spy(context, builder, sig, args, index_types, indices):
+            if isinstance(sig.args[2], numba.types.Array):
+                calls.append(str(sig))
+            return original(context, builder, sig, args, index_types, indices)
+        arrayobj.fancy_setslice = spy
+        import numpy as np
+        import tapeflow as tf
+        tf.config.settings.compile_mode = "sync"
+
+        @tf.function
+        def f(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                h = x
+                for t in tf.range(3):
+                    h = tf.tanh(h * 2.0)
+                y = (tf.concat([h, x], 0)[1:7] + tf.pad(x, [[1, 1]])
+                     + tf.reshape(tf.tile(tf.stack([x[:3], h[1:]]), [1, 1]), [6]))
+                loss = tf.reduce_sum(y * y)
+            return loss, tape.gradient(loss, x)
+
+        loss, grad = f(tf.constant([0.1, 0.2, 0.3, 0.4]))
+        assert np.isfinite(grad.numpy()).all()
+        print(len(calls), calls)
+    """)
+    env = dict(os.environ, TAPEFLOW_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "0 []"
+
+
 # -- values ---------------------------------------------------------------------------------
 
 UNARY = ["exp", "math.log", "math.sin", "math.cos", "math.tan", "tanh", "sigmoid",

@@ -1046,7 +1046,7 @@ def _pack(cg, node):
         if v.rank == 0:
             cg.emit(f"{out}{_index(idx)} = {cg.scalar(v)}")
         else:
-            cg.emit(f"{out}{_index(idx)} = {cg.array(v)}")
+            cg.emit(f"copy_into({out}{_index(idx)}, {cg.array(v)})")
     _out(cg, node, out)
 
 
@@ -1078,7 +1078,7 @@ def _concat(cg, node):
     for n in names:
         idx = _colons(axis) + [f"{offset}:{offset} + {n}.shape[{axis}]"] + \
             _colons(rank - axis - 1)
-        cg.emit(f"{out}{_index(idx)} = {n}")
+        cg.emit(f"copy_into({out}{_index(idx)}, {n})")
         cg.emit(f"{offset} += {n}.shape[{axis}]")
     _out(cg, node, out)
 
@@ -1119,7 +1119,7 @@ def _tile(cg, node):
         cg.emit(f"for {t} in range({m}):")
         cg.depth += 1
     idx = [f"{t} * {d}:({t} + 1) * {d}" for t, d in zip(ts, dims)]
-    cg.emit(f"{out}{_index(idx)} = {name}")
+    cg.emit(f"copy_into({out}{_index(idx)}, {name})")
     cg.depth -= len(ts)
     _out(cg, node, out)
 
@@ -1137,7 +1137,7 @@ def _pad(cg, node):
     shape = [f"{d} + {pads[2 * i]} + {pads[2 * i + 1]}" for i, d in enumerate(dims)]
     out = cg.new_array(y, shape, fill=cg.scalar(c))
     idx = [f"{pads[2 * i]}:{pads[2 * i]} + {d}" for i, d in enumerate(dims)]
-    cg.emit(f"{out}{_index(idx)} = {cg.array(x)}")
+    cg.emit(f"copy_into({out}{_index(idx)}, {cg.array(x)})")
     _out(cg, node, out)
 
 
@@ -1244,14 +1244,21 @@ def _strided_slice_grad(cg, node):
         if ":" in item:
             value_dims.append(pos)
             pos += 1
+    region = f"{out}{_index([items[i] for i in kept])}"
     if dy.rank == 0:
-        value = cg.scalar(dy)
-    elif len(value_dims) != dy.rank:
+        cg.emit(f"{region} = {cg.scalar(dy)}")
+        _out(cg, node, out)
+        return
+    if not value_dims:  # a single element, under size-1 axes
+        cg.emit(f"{region} = {cg.contiguous(dy)}.reshape(1)[0]")
+        _out(cg, node, out)
+        return
+    if len(value_dims) != dy.rank:
         src = cg.contiguous(dy)
         value = _assign(cg, f"{src}.reshape({_tuple(f'{src}.shape[{d}]' for d in value_dims)})")
     else:
         value = cg.array(dy)
-    cg.emit(f"{out}{_index([items[i] for i in kept])} = {value}")
+    cg.emit(f"copy_into({region}, {value})")
     _out(cg, node, out)
 
 
@@ -1621,8 +1628,11 @@ def _push_back(cg, node):
     name = cg.array(b)
     dims = cg.dims(b)
     out = cg.new_array(y, [f"{dims[0]} + 1"] + dims[1:])
-    cg.emit(f"{out}[:{dims[0]}] = {name}")
-    cg.emit(f"{out}[{dims[0]}] = {cg.scalar(item) if item.rank == 0 else cg.array(item)}")
+    cg.emit(f"copy_flat({out}, 0, {name})")
+    if item.rank == 0:
+        cg.emit(f"{out}[{dims[0]}] = {cg.scalar(item)}")
+    else:
+        cg.emit(f"copy_flat({out}, {dims[0]} * {cg.array(item)}.size, {cg.array(item)})")
     _out(cg, node, out)
 
 
@@ -1696,7 +1706,7 @@ def _while(cg, node):
     for i, h in buffers.items():
         cg.emit(f"if {count} == {h}.shape[0]:")
         cg.emit(f"    {h} = grow_rows({h})")
-        cg.emit(f"{h}[{count}] = {names[i]}")
+        cg.emit(f"copy_flat({h}, {count} * {names[i]}.size, {names[i]})")
     new = cg.subgraph(node.attrs["body"], loop + captured, node)
     temps = []
     for v in new:

@@ -463,11 +463,50 @@ def mirror_index(n, lo, hi, shift):
     return out
 
 
+# Kernels copy arrays into parts of others with copy_flat, never `a[k] = b` or
+# `a[:n] = b` with an array b: Numba compiles the formatting of that assignment's
+# shape-mismatch message (string joins and reprs), seconds in every new process.
+
+@_jit
+def copy_flat(dst, offset, src):
+    """Writes src's elements, in C order, to dst's flat positions from `offset` on (dst
+    C-contiguous)."""
+    flat = dst.reshape(dst.size)
+    values = np.ascontiguousarray(src).reshape(src.size)
+    for i in range(values.size):
+        flat[offset + i] = values[i]
+
+
+def copy_into(dst, src):
+    """dst[...] = src for two arrays of one shape, any layouts (a region of a bigger
+    array: a part of a concatenation, the inside of a padding)."""
+    dst[...] = src
+
+
+@overload(copy_into, jit_options={"error_model": "numpy"})
+def _copy_into(dst, src):
+    if src.ndim == 0:
+        def copy_scalar(dst, src):
+            dst[()] = src[()]
+        return copy_scalar
+
+    def copy_rows(dst, src):
+        if dst.shape != src.shape:
+            raise ValueError("the shapes of a copied region differ")
+        n = src.shape[-1]
+        for index in np.ndindex(src.shape[:-1]):
+            d = dst[index]
+            s = src[index]
+            for j in range(n):
+                d[j] = s[j]
+    return copy_rows
+
+
 @_jit
 def grow_rows(h):
     """h with twice the rows (the first ones copied): a loop's history buffer."""
     out = np.empty((2 * h.shape[0],) + h.shape[1:], h.dtype)
-    out[:h.shape[0]] = h
+    copy_flat(out, 0, h)
     return out
 
 
@@ -637,15 +676,16 @@ def bmm3(x, y, adj_x, adj_y):
     m = x.shape[2] if adj_x else x.shape[1]
     n = y.shape[1] if adj_y else y.shape[2]
     out = np.empty((batch, m, n), x.dtype)
+    step = m * n
     for i in range(batch):  # one branch per case: each keeps its operands' layouts
         if adj_x and adj_y:
-            out[i] = _product(x[i].T, y[i].T)
+            copy_flat(out, i * step, _product(x[i].T, y[i].T))
         elif adj_x:
-            out[i] = _product(x[i].T, y[i])
+            copy_flat(out, i * step, _product(x[i].T, y[i]))
         elif adj_y:
-            out[i] = _product(x[i], y[i].T)
+            copy_flat(out, i * step, _product(x[i], y[i].T))
         else:
-            out[i] = _product(x[i], y[i])
+            copy_flat(out, i * step, _product(x[i], y[i]))
     return out
 
 
@@ -663,11 +703,12 @@ def _product_impl(a, b):
 @_jit
 def inv3(x, adjoint):
     out = np.empty_like(x)
+    step = x.shape[1] * x.shape[2]
     for i in range(x.shape[0]):
         if adjoint:
-            out[i] = np.linalg.inv(np.ascontiguousarray(x[i].T))
+            copy_flat(out, i * step, np.linalg.inv(np.ascontiguousarray(x[i].T)))
         else:
-            out[i] = np.linalg.inv(x[i])
+            copy_flat(out, i * step, np.linalg.inv(x[i]))
     return out
 
 
@@ -682,11 +723,12 @@ def det3(x):
 @_jit
 def solve3(a, b, adjoint):
     out = np.empty_like(b)
+    step = b.shape[1] * b.shape[2]
     for i in range(a.shape[0]):
         if adjoint:
-            out[i] = np.linalg.solve(np.ascontiguousarray(a[i].T), b[i])
+            copy_flat(out, i * step, np.linalg.solve(np.ascontiguousarray(a[i].T), b[i]))
         else:
-            out[i] = np.linalg.solve(a[i], b[i])
+            copy_flat(out, i * step, np.linalg.solve(a[i], b[i]))
     return out
 
 
