@@ -514,3 +514,32 @@ def test_compiled_calls_assign_variables_and_still_reach_tapes(monkeypatch):
         tape.watch(x)
         y = f(x)
     assert tape.gradient(y, x).numpy() == 12.0
+
+
+def test_fused_loops_write_over_dead_buffers_only():
+    """A fused loop writes its output into an input buffer the kernel allocated when
+    nothing reads that input afterwards: never over a value used later, returned, read
+    again by the next loop iteration, or passed in by the caller."""
+    def fn(x, w, w2, w3):
+        dies = tf.tanh(x @ w)                       # written over x @ w
+        m = x @ w2
+        kept = tf.sigmoid(m) + m @ tf.transpose(w2) @ w2   # m is read after the loop
+        returned = x @ w3
+        _, h = tf.while_loop(lambda i, h: i < 3,
+                             lambda i, h: (i + 1, tf.tanh(h @ w + 0.5)), (0, x))
+        return [dies, kept, returned, tf.exp(returned), h, tf.nn.relu(x) * 2.0, x]
+    rng = np.random.default_rng(4)
+    args = [rng.standard_normal((5, 5)).astype(np.float32) * 0.5 for _ in range(4)]
+    compiled = compile_graph(trace(fn, *[((5, 5), F32)] * 4))
+    x_before = args[0].copy()
+    assert_matches(run(compiled, *args), eager(fn, *args))
+    np.testing.assert_array_equal(args[0], x_before)
+
+    simple = compile_graph(trace(lambda x, w: tf.tanh(x @ w + 1.0), ((5, 5), F32),
+                                 ((5, 5), F32)))
+    assert "np.empty" not in simple.source  # the loop reused the product's buffer
+    assert_matches(run(simple, *args[:2]), [np.tanh(args[0] @ args[1] + 1.0)])
+
+    only_input = compile_graph(trace(lambda x: tf.tanh(x) * 2.0, ((5, 5), F32)))
+    assert_matches(run(only_input, args[0]), [np.tanh(x_before) * 2.0])
+    np.testing.assert_array_equal(args[0], x_before)  # the caller's array is not a buffer

@@ -81,17 +81,20 @@ class Val:
 
     name:   the variable holding the array (None for a scalar constant);
     scalar: for scalar constants, the variable holding the scalar;
-    layout: 'C' when the array is known to be C-contiguous, else 'A' (a view).
+    layout: 'C' when the array is known to be C-contiguous, else 'A' (a view);
+    owner:  id of the graph value whose fresh buffer this is (set where the kernel
+            allocates it), so a fused loop may write over it once that value is dead.
     """
 
-    __slots__ = ("dtype", "layout", "name", "scalar", "shape")
+    __slots__ = ("dtype", "layout", "name", "owner", "scalar", "shape")
 
-    def __init__(self, name, dtype, shape, layout="C", scalar=None):
+    def __init__(self, name, dtype, shape, layout="C", scalar=None, owner=None):
         self.name = name
         self.dtype = dtype
         self.shape = tuple(shape)
         self.layout = layout
         self.scalar = scalar
+        self.owner = owner
 
     @property
     def rank(self):
@@ -607,13 +610,20 @@ class _FusedLoop:
         flat = rank >= 1 and all(r.mode == "scalar" or (r.mode == "full" and r.val.layout == "C")
                                  for r in self.reads.values()) and all(
             set(n.attrs["axis"]) == set(range(rank)) for n in g.reductions)
-        # Outputs the loop writes.
+        # Outputs the loop writes: into the buffer of an input that dies here when one
+        # fits (each element is read before the same element is written), else a new one.
         writes = []
+        dead = self.dead_inputs()
         for node in g.nodes:
             if self.materialized(node):
                 y = node.outputs[0]
-                name = cg.new_array(y, bounds)
-                cg.define(y, Val(name, y.dtype, g.shape, "C"))
+                r = next((r for r in dead if r.val.dtype is y.dtype), None)
+                if r is not None:
+                    dead.remove(r)
+                    name = r.val.name
+                else:
+                    name = cg.new_array(y, bounds)
+                cg.define(y, Val(name, y.dtype, g.shape, "C", owner=id(y)))
                 writes.append((node, name))
         reductions = [_Reduction(self, node) for node in g.reductions]
         for red in reductions:
@@ -660,6 +670,23 @@ class _FusedLoop:
                     red.combine(d)
         for red in reductions:
             red.finish()
+
+    def dead_inputs(self):
+        """Reads of whole C-contiguous buffers this kernel allocated for a value that
+        nothing after this loop uses (no other consumer, not an output, no alias)."""
+        cg = self.cg
+        own = {id(n) for n in self.g.nodes} | {id(n) for n in self.g.reductions}
+        keys = [key[0] for key in self.reads]
+        dead = []
+        for (xid, _), r in self.reads.items():
+            v = r.val
+            if (r.mode != "full" or v.layout != "C" or v.owner != xid or keys.count(xid) != 1
+                    or xid in cg.outputs_ids
+                    or any(id(c) not in own for c in cg.consumers.get(xid, []))
+                    or any(other is v for k, other in cg.vals.items() if k != xid)):
+                continue
+            dead.append(r)
+        return dead
 
     def chunked(self, total, writes, reductions):
         """The flat loop of a group that ends in reductions, in chunks of CHUNK elements:
@@ -1443,7 +1470,8 @@ def _matmul(cg, node):
     an, bn = cg.contiguous(a), cg.contiguous(b)
     if numpy_blas.LIBRARY and y.dtype._np in numpy_blas.SYMBOLS:
         ta, tb = bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])
-        _out(cg, node, _assign(cg, f"gemm({an}, {bn}, {ta}, {tb})"))
+        name = _assign(cg, f"gemm({an}, {bn}, {ta}, {tb})")
+        cg.define(y, Val(name, y.dtype, y._shape, "C", owner=id(y)))
         return
     an = f"{an}.T" if node.attrs["transpose_a"] else an
     bn = f"{bn}.T" if node.attrs["transpose_b"] else bn
