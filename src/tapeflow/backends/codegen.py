@@ -673,7 +673,9 @@ class _FusedLoop:
 
     def dead_inputs(self):
         """Reads of whole C-contiguous buffers this kernel allocated for a value that
-        nothing after this loop uses (no other consumer, not an output, no alias)."""
+        nothing after this loop uses (no other consumer, not an output). A view or alias
+        of the value comes from a consumer, and a Val shared by another value has that
+        value's id as owner, so neither passes."""
         cg = self.cg
         own = {id(n) for n in self.g.nodes} | {id(n) for n in self.g.reductions}
         keys = [key[0] for key in self.reads]
@@ -682,8 +684,7 @@ class _FusedLoop:
             v = r.val
             if (r.mode != "full" or v.layout != "C" or v.owner != xid or keys.count(xid) != 1
                     or xid in cg.outputs_ids
-                    or any(id(c) not in own for c in cg.consumers.get(xid, []))
-                    or any(other is v for k, other in cg.vals.items() if k != xid)):
+                    or any(id(c) not in own for c in cg.consumers.get(xid, []))):
                 continue
             dead.append(r)
         return dead
