@@ -25,11 +25,16 @@ def check(got, want, what):
 
 # --- jacobian of tanh(A@x) ---------------------------------------------------------------
 
-def jacobian_data(seed=0):
+def matrix_and_vector(rows, cols, seed=0):
+    """A (rows, cols) matrix scaled by 1/sqrt(cols) and a standard normal vector of cols."""
     rng = np.random.default_rng(seed)
-    a = rng.normal(0, 1 / np.sqrt(JAC_N), (JAC_N, JAC_N)).astype(np.float32)
-    x = rng.normal(size=JAC_N).astype(np.float32)
+    a = rng.normal(0, 1 / np.sqrt(cols), (rows, cols)).astype(np.float32)
+    x = rng.normal(size=cols).astype(np.float32)
     return a, x
+
+
+def jacobian_data(seed=0):
+    return matrix_and_vector(JAC_N, JAC_N, seed)
 
 
 def tapeflow_jacobian(a, x):
@@ -68,10 +73,7 @@ def numpy_batch_jacobian(x, w):
 # --- Hessian of logsumexp(A@x) + 0.5*sum(x*x) --------------------------------------------
 
 def hessian_data(seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.normal(0, 1 / np.sqrt(HESS_N), (HESS_M, HESS_N)).astype(np.float32)
-    x = rng.normal(size=HESS_N).astype(np.float32)
-    return a, x
+    return matrix_and_vector(HESS_M, HESS_N, seed)
 
 
 def tapeflow_hessian(a, x):

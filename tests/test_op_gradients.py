@@ -15,15 +15,16 @@ from tests.op_samples.common import (
     Case,
     arg_name,
     as_outputs,
+    differentiable_ops,
     draw_case,
     draw_rng,
     nonempty_wrt,
-    sampled_ops,
+    smooth_ops,
     with_float_dtype,
 )
 
-DIFFERENTIABLE = sampled_ops(lambda op: op.differentiable)
-SMOOTH = sorted(name for name in DIFFERENTIABLE if OPS[name].smooth)
+DIFFERENTIABLE = differentiable_ops()
+SMOOTH = smooth_ops()
 
 _WIDTH = {"float16": 0, "float32": 1, "float64": 2}
 

@@ -17,14 +17,15 @@ from tests.op_samples.common import (
     FINITE_DIFFERENCE,
     TOLERANCE,
     as_outputs,
+    differentiable_ops,
     draw_case,
     draw_rng,
     nonempty_wrt,
-    sampled_ops,
+    smooth_ops,
 )
 
-DIFFERENTIABLE = sampled_ops(lambda op: op.differentiable)
-SMOOTH = sorted(name for name in DIFFERENTIABLE if OPS[name].smooth)
+DIFFERENTIABLE = differentiable_ops()
+SMOOTH = smooth_ops()
 
 
 def test_every_op_has_a_batching_rule_or_a_reason():

@@ -14,10 +14,10 @@ import tapeflow as tf
 from tapeflow.ops import registry
 from tapeflow.ops.registry import OPS, bind
 from tests.op_samples import SAMPLES
-from tests.op_samples.common import as_outputs, draw_case, sampled_ops, wrt_indices
+from tests.op_samples.common import as_outputs, differentiable_ops, draw_case, wrt_indices
 
 ALL_OPS = sorted(OPS)
-DIFFERENTIABLE = sampled_ops(lambda op: op.differentiable)
+DIFFERENTIABLE = differentiable_ops()
 
 # Non-differentiable ops a gradient rule may run on float values: their derivative is
 # zero wherever it exists (rounding) or they do not depend on input values at all.

@@ -188,6 +188,15 @@ def sampled_ops(predicate=None):
                   if name in SAMPLES and (predicate is None or predicate(op)))
 
 
+def differentiable_ops():
+    return sampled_ops(lambda op: op.differentiable)
+
+
+def smooth_ops():
+    """The differentiable ops whose gradients are differentiable too (second order)."""
+    return sampled_ops(lambda op: op.differentiable and op.smooth)
+
+
 def arg_name(op, i):
     """The name of input `i` (a variadic op like Pack names all its inputs by one arg)."""
     return op.args[i] if i < len(op.args) else f"{op.args[-1]}[{i}]"

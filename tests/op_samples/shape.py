@@ -230,23 +230,24 @@ def _gather_nd(draw):
     return Case([floats(draw, p_shape), indices], {"batch_dims": 0})
 
 
-def _scatter_nd(draw):
+def _scatter_target(draw):
+    """(shape, int64 index rows into its leading axes, updates for those rows)."""
     shape = tuple(shapes(draw, min_dims=1))
     depth = draw(st.integers(1, len(shape)))
     rows = tuple(shapes(draw, max_dims=2))
     indices = np.concatenate([_index_array(draw, rows + (1,), shape[k]).astype(np.int64)
                               for k in range(depth)], axis=-1)
-    updates = floats(draw, rows + shape[depth:])
+    return shape, indices, floats(draw, rows + shape[depth:])
+
+
+def _scatter_nd(draw):
+    shape, indices, updates = _scatter_target(draw)
     return Case([indices, updates], {"shape": shape})
 
 
 def _tensor_scatter_add(draw):
-    shape = tuple(shapes(draw, min_dims=1))
-    depth = draw(st.integers(1, len(shape)))
-    rows = tuple(shapes(draw, max_dims=2))
-    indices = np.concatenate([_index_array(draw, rows + (1,), shape[k]).astype(np.int64)
-                              for k in range(depth)], axis=-1)
-    return Case([floats(draw, shape), indices, floats(draw, rows + shape[depth:])], {})
+    shape, indices, updates = _scatter_target(draw)
+    return Case([floats(draw, shape), indices, updates], {})
 
 
 def _where(draw):

@@ -172,6 +172,12 @@ def _without_nones(grads):
     return flat, slots
 
 
+def _wrap_outputs(arrays):
+    """A compiled kernel's results as new Tensors (None stays None)."""
+    return [None if a is None else wrap(a if isinstance(a, (np.ndarray, np.generic))
+                                        else np.asarray(a)) for a in arrays]
+
+
 def _watched_by(tapes, values):
     ids = [v._id for v in values]
     return any(i in tape._watched for tape in tapes for i in ids)
@@ -266,13 +272,10 @@ class ConcreteFunction:
     def _call_compiled(self, compiled, inputs):
         """The common call: compiled code, and nobody (tape, trace, vectorized walk,
         custom gradient) to tell about it, so variables are read as bare arrays."""
-        variables = self.graph.variables
-        arrays, new_arrays = compiled([x._value for x in inputs], [v._value for v in variables])
-        for var, new in zip(variables, new_arrays):
-            if new is not var._value:
-                var._value = wrap(np.asarray(new))._value
-        return [None if a is None else wrap(a if isinstance(a, (np.ndarray, np.generic))
-                                            else np.asarray(a)) for a in arrays]
+        old_arrays = [v._value for v in self.graph.variables]
+        arrays, new_arrays = compiled([x._value for x in inputs], old_arrays)
+        self._update_variables(old_arrays, new_arrays)
+        return _wrap_outputs(arrays)
 
     def _call_vectorized(self, inputs, var_values):
         """A call on Batched inputs (a vectorized backward walk passing through this
@@ -295,7 +298,7 @@ class ConcreteFunction:
             placeholders = [graph.placeholder(x._shape if b is None else (b,) + x._shape,
                                               x.dtype, "x") for x, b in zip(inputs, layout)]
             args = [p if b is None else kind(p) for p, b in zip(placeholders, layout)]
-            vs = [graph.placeholder(v._shape, v.dtype, "var") for v in self.graph.variables]
+            vs = graph.placeholders_like(self.graph.variables, "var")
             with vectorized():
                 outputs, _ = run_graph(self.graph, args, vs)
             graph.outputs = [o.inner if type(o) is kind else stacked(o, batch)
@@ -373,12 +376,12 @@ class ConcreteFunction:
             graph = self.graph
             joint = Graph(f"{graph.name}_joint")
             with tracing(joint):
-                xs = [joint.placeholder(t._shape, t.dtype, "x") for t in graph.inputs]
-                vs = [joint.placeholder(v._shape, v.dtype, "var") for v in graph.variables]
+                xs = joint.placeholders_like(graph.inputs, "x")
+                vs = joint.placeholders_like(graph.variables, "var")
                 with GradientTape() as tape:
                     tape.watch(xs + vs)
                     outputs, new_vars = run_graph(graph, xs, vs)
-                dys = [joint.placeholder(t._shape, t.dtype, "dy") for t in outputs]
+                dys = joint.placeholders_like(outputs, "dy")
                 grads = tape.gradient(outputs, xs + vs, output_gradients=dys)
             depends = {id(d) for d in dys}
             forward_nodes, backward_nodes = [], []
@@ -418,8 +421,7 @@ class ConcreteFunction:
             return [self._fresh(o) for o in outputs], new_values
         arrays, new_arrays = compiled([x._value for x in inputs],
                                       [v._value for v in var_values])
-        outputs = [None if a is None else wrap(np.asarray(a) if not isinstance(
-            a, (np.ndarray, np.generic)) else a) for a in arrays]
+        outputs = _wrap_outputs(arrays)
         new_values = [old if new is old._value else wrap(np.asarray(new))
                       for old, new in zip(var_values, new_arrays)]
         return outputs, new_values
@@ -496,9 +498,9 @@ class ConcreteFunction:
             graph = self.graph
             bwd = Graph(f"{graph.name}_grad")
             with tracing(bwd):
-                xs = [bwd.placeholder(t._shape, t.dtype, "x") for t in graph.inputs]
-                vs = [bwd.placeholder(v._shape, v.dtype, "var") for v in graph.variables]
-                dys = [bwd.placeholder(t._shape, t.dtype, "dy") for t in graph.outputs]
+                xs = bwd.placeholders_like(graph.inputs, "x")
+                vs = bwd.placeholders_like(graph.variables, "var")
+                dys = bwd.placeholders_like(graph.outputs, "dy")
                 sources = xs + vs
                 with GradientTape() as tape:
                     tape.watch(sources)

@@ -64,6 +64,10 @@ class Graph:
         self.inputs.append(t)
         return t
 
+    def placeholders_like(self, values, name="x"):
+        """One placeholder per value, of its shape and dtype."""
+        return [self.placeholder(v._shape, v.dtype, name) for v in values]
+
     def _symbolic(self, shape, dtype, name):
         count = self._names.get(name, 0)
         self._names[name] = count + 1

@@ -55,7 +55,7 @@ def _trace_subgraph(name, fn, inputs_like=()):
         watched.update(tape._watched)
     graph.lift_ids = frozenset(watched)
     with tracing(graph):
-        placeholders = [graph.placeholder(t._shape, t.dtype, "loop_var") for t in inputs_like]
+        placeholders = graph.placeholders_like(inputs_like, "loop_var")
         result = fn(*placeholders)
     return graph, result
 
