@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -451,6 +452,38 @@ def test_gradient_through_a_while_loop_uses_its_history():
     assert "grow_rows" in compiled.source
     xv = np.array([0.3, -1.0, 0.7, 2.0], np.float32)
     assert_matches(run(compiled, xv), eager(fn, xv))
+
+
+def test_gradients_through_a_list_appended_in_a_tensor_loop_compile(monkeypatch):
+    """The loop stores the list's length per step, not its values, and the reverse loop
+    pops the list's gradient: both compile, with shapes known only at run time."""
+    monkeypatch.setattr(tf.config.settings, "compile_mode", "sync")
+
+    def loss(x, n):
+        h, outs = x, []
+        for _ in tf.range(n):
+            h = tf.tanh(h * 1.5 + x)
+            outs.append(h)
+        y = tf.stack(outs)
+        return tf.reduce_mean(y ** 2) + tf.reduce_sum(y[-1])
+
+    def value_and_grad(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = loss(x, n)
+        return y, tape.gradient(y, x)
+
+    x = tf.constant([0.3, -1.0, 0.7])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*runs with NumPy kernels")
+        for n in (1, 5):
+            want = [t.numpy() for t in value_and_grad(x, tf.constant(n))]
+            got = tf.function(value_and_grad)(x, tf.constant(n))
+            assert_matches([t.numpy() for t in got], want)
+            with tf.GradientTape() as tape:  # the function's own backward kernel
+                tape.watch(x)
+                y = tf.function(loss)(x, tf.constant(n))
+            assert_matches([tape.gradient(y, x).numpy()], want[1:])
 
 
 def test_reverse_loop_reads_stored_outputs_instead_of_recomputing_them():

@@ -1601,3 +1601,137 @@ def test_repeated_tensor_calls_reuse_their_trace_and_new_shapes_still_retrace():
     assert f.experimental_get_tracing_count() == 5
     np.testing.assert_allclose(f(a, tf.constant(5.0)).numpy(), [5.0, 10.0])
     assert f.experimental_get_tracing_count() == 5
+
+
+# == gradients through lists appended to in tensor loops =================================
+
+def _squares_of_appended(x, n):
+    out = []
+    for i in tf.range(n):
+        out.append(x * tf.cast(i + 1, tf.float32))
+    return tf.reduce_sum(tf.stack(out) ** 2)
+
+
+def _appended_in_a_branch(x, n):
+    out = []
+    for i in tf.range(n):
+        if i % 2 == 0:
+            out.append(x * tf.cast(i + 1, tf.float32))
+    return tf.reduce_sum(tf.stack(out) ** 2)
+
+
+def _appended_in_an_inner_loop(x, n):
+    out = []
+    for i in tf.range(n):
+        for j in tf.range(i):
+            out.append(x * tf.cast(i + j, tf.float32))
+    return tf.reduce_sum(tf.stack(out) ** 2)
+
+
+def _reads_its_last_element(x, n):
+    out = [x]
+    for _ in tf.range(n):
+        out.append(tf.sin(out[-1]) * 2.0)
+    return tf.reduce_sum(tf.stack(out))
+
+
+def _rnn_outputs(x, n):
+    w = tf.constant([[0.5, -0.3], [0.2, 0.8]])
+    h, outs = x, []
+    for _ in tf.range(n):
+        h = tf.tanh(tf.linalg.matvec(w, h) + x)
+        outs.append(h)
+    y = tf.stack(outs)  # [None, 2]: its length is known when the function runs
+    return (tf.reduce_mean(tf.reshape(y, [-1]) ** 2) + tf.reduce_max(y)
+            + tf.reduce_sum(y[1:]) + tf.reduce_sum(tf.transpose(y) * 2.0)
+            + tf.reduce_sum(tf.concat([y, [x]], 0) ** 2)
+            + tf.reduce_sum(tf.pad(y, [[1, 0], [0, 1]]) ** 3))
+
+
+@pytest.mark.parametrize("fn", [_squares_of_appended, _appended_in_a_branch,
+                                _appended_in_an_inner_loop, _reads_its_last_element,
+                                _rnn_outputs])
+def test_gradient_through_a_list_appended_in_a_tensor_loop_matches_eager(fn):
+    def value_and_grad(f, x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x, n)
+        return y, tape.gradient(y, x)
+
+    def inside(x, n):
+        return value_and_grad(fn, x, n)
+
+    x = tf.constant([0.7, -0.4])
+    f = tf.function(fn)
+    for n in (2, 4):
+        want = value_and_grad(fn, x, tf.constant(n))
+        assert_same(value_and_grad(f, x, tf.constant(n)), want, rtol=1e-5)
+        assert_same(tf.function(inside)(x, tf.constant(n)), want, rtol=1e-5)
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_second_derivative_through_a_list_appended_in_a_tensor_loop():
+    def grad_inside(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            out = []
+            for i in tf.range(n):
+                out.append(tf.sin(x * tf.cast(i, tf.float32)))
+            y = tf.reduce_mean(tf.stack(out)) * tf.reduce_sum(tf.stack(out))
+        return tape.gradient(y, x)
+
+    def second(f, x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            g = tf.reduce_sum(f(x, n))
+        return tape.gradient(g, x)
+
+    x, n = tf.constant([1.0, 2.0]), tf.constant(3)
+    assert_same(second(tf.function(grad_inside), x, n), second(grad_inside, x, n), rtol=1e-5)
+
+
+def test_a_loop_stores_the_length_of_a_list_it_appends_to_not_its_values():
+    graph = tf.function(_squares_of_appended).get_concrete_function(
+        tf.constant([1.0, 2.0]), tf.constant(3)).graph
+    (loop,) = [node for node in graph.nodes if node.op.name == "While"]
+    index = loop.attrs["appended"][0]
+    history = loop.outputs[loop.attrs["n_vars"] + index]
+    assert history.dtype == tf.int32 and history._shape == (None,)
+
+
+def test_loop_variable_that_changes_shape_runs_and_its_gradient_says_what_is_missing():
+    def doubled(x, n):
+        y = tf.stack([x])
+        for _ in tf.range(n):
+            y = tf.concat([y, y * 0.5], 0)
+        return tf.reduce_sum(tf.tile(y, [2, 1]))
+
+    def shrunk(x, n):
+        for _ in tf.range(n):
+            x = x[1:]
+        return x
+
+    x = tf.constant([1.0, 2.0])
+    assert_same(tf.function(doubled)(x, tf.constant(2)), doubled(x, tf.constant(2)))
+    assert_same(tf.function(shrunk)(tf.constant([1.0, 2.0, 3.0]), tf.constant(2)),
+                tf.constant([3.0]))
+    with pytest.raises(tf.errors.UnimplementedError, match="changes shape between iterations"):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.function(doubled)(x, tf.constant(2))
+        tape.gradient(y, x)
+
+
+def test_reshape_and_broadcast_to_a_shape_known_when_the_function_runs():
+    def fn(x, n):
+        out = []
+        for i in tf.range(n):
+            out.append(x * tf.cast(i, tf.float32))
+        y = tf.stack(out)
+        flat = tf.reshape(y, [tf.shape(y)[0] * 2])
+        return tf.reshape(flat, tf.shape(y)), tf.broadcast_to(x, tf.shape(y))
+
+    x = tf.constant([1.0, 2.0])
+    y, b = tf.function(fn)(x, tf.constant(3))
+    assert_same(y, tf.constant([[0.0, 0.0], [1.0, 2.0], [2.0, 4.0]]))
+    assert_same(b, tf.constant([[1.0, 2.0]] * 3))

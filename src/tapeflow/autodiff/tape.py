@@ -37,10 +37,16 @@ def _source_id(x):
 
 
 def _ones_like(t):
+    if None in t._shape:  # a shape known only when the traced graph runs
+        from ..ops.creation import ones_like
+        return ones_like(t)
     return wrap(np.ones(t._shape, dtype=t.dtype._np))
 
 
 def _zeros_like(x):
+    if None in x._shape:
+        from ..ops.creation import zeros_like
+        return zeros_like(x)
     return wrap(np.zeros(tuple(x.shape), dtype=x.dtype._np))
 
 

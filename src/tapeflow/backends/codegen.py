@@ -1025,6 +1025,41 @@ def _reshape(cg, node):
     _out(cg, node, _assign(cg, f"{cg.contiguous(x)}.reshape({_tuple(shape)})"))
 
 
+def _runtime_dims(cg, shape, rank):
+    """Expressions for the entries of an int shape vector computed by the graph."""
+    name = cg.array(cg.val(shape))
+    return [f"np.int64({name}[{i}])" for i in range(rank)]
+
+
+@lowering("DynamicReshape")
+def _dynamic_reshape(cg, node):
+    x = cg.val(node.inputs[0])
+    y = node.outputs[0]
+    src = cg.contiguous(x)
+    shape = cg.array(cg.val(node.inputs[1]))
+    dims = []
+    for i in range(len(y._shape)):
+        dims.append(_assign(cg, f"reshape_dim({shape}, {src}.size, {i})"))
+    code = cg.error("reshape", node)
+    cg.emit(f"if {cg.product(dims)} != {src}.size: raise ValueError({code}, {src}.size)")
+    _out(cg, node, _assign(cg, f"{src}.reshape({_tuple(dims)})"))
+
+
+@lowering("DynamicBroadcastTo")
+def _dynamic_broadcast_to(cg, node):
+    x = cg.val(node.inputs[0])
+    y = node.outputs[0]
+    dims = [_assign(cg, d) for d in _runtime_dims(cg, node.inputs[1], len(y._shape))]
+    code = cg.error("shape", node)
+    for k, d in enumerate(cg.dims(x)):
+        target = dims[len(dims) - x.rank + k]
+        cg.emit(f"if {d} != 1 and {d} != {target}: raise ValueError({code})")
+    out = cg.new_array(y, dims)
+    value = cg.array(x) if x.rank else cg.scalar(x)
+    cg.emit(f"{out}[...] = {value}")
+    _out(cg, node, out)
+
+
 @lowering("Transpose")
 def _transpose(cg, node):
     x = cg.val(node.inputs[0])
@@ -1252,14 +1287,17 @@ def _strided_slice(cg, node):
         _out(cg, node, _assign(cg, expr), "A")
 
 
-@lowering("StridedSliceGrad")
+@lowering("StridedSliceGrad", "DynamicStridedSliceGrad")
 def _strided_slice_grad(cg, node):
     dy = cg.val(node.inputs[0])
     y = node.outputs[0]
-    shape = cg.runtime_ints(node.attrs["shape"])
+    if node.op.name == "StridedSliceGrad":
+        shape = cg.runtime_ints(node.attrs["shape"])
+    else:
+        shape = _runtime_dims(cg, node.inputs[1], len(y._shape))
     out = cg.new_array(y, shape, fill=literal(0, y.dtype))
     key = node.attrs["key"]
-    rank = len(node.attrs["shape"])
+    rank = len(y._shape)
     items, _ = _key_index(cg, node, key, rank)
     # dy has a size-1 axis for each None of the key: drop them to assign.
     kept = [i for i, item in enumerate(items) if item != "None"]
@@ -1716,10 +1754,15 @@ def _while(cg, node):
     for name, v in zip(names, initial):
         cg.emit(f"{name} = {cg.contiguous(v)}")
     loop = [Val(name, v.dtype, y._shape, "C") for name, v, y in zip(names, initial, outs)]
+    by_length = set(node.attrs.get("appended", ())) | set(node.attrs.get("popped", ()))
     buffers = {}
     for i, keep in enumerate(histories):
-        if keep:
-            if None in outs[i]._shape:
+        if keep and i in by_length:  # a list's history is its length at each step
+            buffers[i] = cg.fresh("h")
+            cg.emit(f"{buffers[i]} = np.empty(16, np.int32)")
+        elif keep:
+            body = node.attrs["body"]
+            if None in outs[i]._shape and body.outputs[i] is not body.inputs[i]:
                 raise Unsupported(f"the history of a loop variable whose shape changes "
                                   f"(at {node.where()}) is not compiled")
             buffers[i] = cg.fresh("h")
@@ -1735,7 +1778,10 @@ def _while(cg, node):
     for i, h in buffers.items():
         cg.emit(f"if {count} == {h}.shape[0]:")
         cg.emit(f"    {h} = grow_rows({h})")
-        cg.emit(f"copy_flat({h}, {count} * {names[i]}.size, {names[i]})")
+        if i in by_length:
+            cg.emit(f"{h}[{count}] = {names[i]}.shape[0]")
+        else:
+            cg.emit(f"copy_flat({h}, {count} * {names[i]}.size, {names[i]})")
     new = cg.subgraph(node.attrs["body"], loop + captured, node)
     temps = []
     for v in new:

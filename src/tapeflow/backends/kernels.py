@@ -503,6 +503,19 @@ def _copy_into(dst, src):
 
 
 @_jit
+def reshape_dim(shape, size, i):
+    """Dimension i of a reshape of `size` elements to `shape`, whose one -1 is what the
+    other dimensions leave."""
+    if shape[i] != -1:
+        return np.int64(shape[i])
+    known = np.int64(1)
+    for j in range(shape.shape[0]):
+        if j != i:
+            known *= np.int64(shape[j])
+    return np.int64(size) // known if known else np.int64(0)
+
+
+@_jit
 def grow_rows(h):
     """h with twice the rows (the first ones copied): a loop's history buffer."""
     out = np.empty((2 * h.shape[0],) + h.shape[1:], h.dtype)

@@ -165,6 +165,9 @@ def _message(kind, node, detail, value):
     elif kind == "label":
         text = (f"Received a label value of {value} which is outside the valid range "
                 f"(at {where})")
+    elif kind == "reshape":
+        text = (f"Input to reshape is a tensor with {value} values, but the requested shape "
+                f"has another number (at {where})")
     elif kind == "empty_list":
         text = f"trying to pop from an empty list (at {where})"
     elif kind == "range":

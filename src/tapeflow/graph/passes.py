@@ -454,7 +454,10 @@ def _joinable(node, shape, where, groups):
             _, group = where[id(x)]
             if group is not None and id(x) in group.produced and group not in candidates:
                 candidates.append(group)
-    candidates += [g for g in reversed(groups[-8:]) if g not in candidates]
+    # Equal static shapes with an unknown dimension may differ when the graph runs: such
+    # a node joins only the chain that produced one of its inputs.
+    if None not in shape:
+        candidates += [g for g in reversed(groups[-8:]) if g not in candidates]
     for group in candidates:
         if group.shape != shape or len(group) >= MAX_FUSED:
             continue

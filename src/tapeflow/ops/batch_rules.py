@@ -228,6 +228,41 @@ def _strided_slice_grad(op, inputs, attrs, batch):
                                                 "key": (_ALL,) + tuple(attrs["key"])}))
 
 
+def _batched_shape(shape, batch):
+    """The int shape vector of a dynamic-shape op, with the batch dimension in front."""
+    if type(shape) is Batched:
+        raise NotBatchable("a shape that differs between examples")
+    from ..tensor import convert_to_tensor
+    from .shape import concat
+    return concat([convert_to_tensor([batch], dtype=shape.dtype), shape], 0)
+
+
+def _batched_hint(hint, rank, batch):
+    return (batch,) + (tuple(hint) if hint is not None else (None,) * rank)
+
+
+@batch_rule("DynamicReshape")
+def _dynamic_reshape(op, inputs, attrs, batch):
+    x, shape = inputs
+    return _reshaped(x, bind(op, [x.inner, _batched_shape(shape, batch)],
+                             {"hint": _batched_hint(attrs["hint"], shape._shape[0], batch)}))
+
+
+@batch_rule("DynamicBroadcastTo")
+def _dynamic_broadcast_to(op, inputs, attrs, batch):
+    x, shape = inputs
+    rank = shape._shape[0]
+    return Batched(bind(op, [_padded(x, rank, batch), _batched_shape(shape, batch)],
+                        {"hint": _batched_hint(attrs["hint"], rank, batch)}))
+
+
+@batch_rule("DynamicStridedSliceGrad")
+def _dynamic_strided_slice_grad(op, inputs, attrs, batch):
+    dy, shape = inputs
+    return Batched(bind(op, [dy.inner, _batched_shape(shape, batch)],
+                        {"key": (_ALL,) + tuple(attrs["key"])}))
+
+
 @batch_rule("ReverseV2")
 def _reverse(op, inputs, attrs, batch):
     rank = len(inputs[0]._shape)

@@ -388,23 +388,29 @@ def _while_replay(node, args):
     cond_graph, body_graph = node.attrs["cond"], node.attrs["body"]
     values, captured = list(args[:n]), list(args[n:])
     if all(not _is_symbolic(a) for a in args):
-        return _run_while_eagerly(cond_graph, body_graph, values, captured)
+        return _run_while_eagerly(cond_graph, body_graph, values, captured,
+                                  _by_length(node.attrs))
     if any(_is_batched(a) for a in args):
         raise _not_batchable("a traced While node replayed on batched values")
-    return _bind_while(cond_graph, body_graph, values, captured, node.attrs["structure"])
+    return _bind_while(cond_graph, body_graph, values, captured, node.attrs["structure"],
+                       shapes=[y._shape for y in node.outputs[:n]],
+                       lists={key: node.attrs[key] for key in ("appended", "popped", "reshaped")
+                              if key in node.attrs})
 
 
-def _run_while_eagerly(cond_graph, body_graph, values, captured):
+def _run_while_eagerly(cond_graph, body_graph, values, captured, by_length=()):
     """The interpreter's loop; also returns each loop variable's per-iteration history
-    and the trip count, which the gradient replays in reverse."""
+    and the trip count, which the gradient replays in reverse. The history of a list the
+    body appends to (or pops from) is its length at each step (see _list_vars)."""
     history = [[] for _ in values]
     count = 0
     while _truth(_run(cond_graph, values + captured)[0], "while_loop condition"):
-        for h, v in zip(history, values):
-            h.append(v)
+        for i, (h, v) in enumerate(zip(history, values)):
+            h.append(convert_to_tensor(v._shape[0]) if i in by_length else v)
         values = list(_run(body_graph, values + captured))
         count += 1
-    stacks = [_stacked(h) if h else _empty_history(v) for h, v in zip(history, values)]
+    stacks = [_stacked(h) if h else _empty_history(v, i in by_length)
+              for i, (h, v) in enumerate(zip(history, values))]
     return values + stacks + [convert_to_tensor(count)]
 
 
@@ -418,48 +424,60 @@ def _stacked(history):
     return stack(history)
 
 
-def _empty_history(v):
+def _empty_history(v, by_length=False):
+    from .. import dtypes
     from .creation import zeros
+    if by_length:
+        return zeros((0,), dtype=dtypes.int32)
     return zeros((0,) + tuple(v._shape), dtype=v.dtype)
 
 
 def _while_grad(ctx, *dys):
     n = ctx.attrs["n_vars"]
     body_graph = ctx.attrs["body"]
+    appended, popped = ctx.attrs.get("appended", ()), ctx.attrs.get("popped", ())
     n_in = len(ctx.shapes)
     captured = [getattr(ctx, f"x{i}") for i in range(n, n_in)]
     histories = [getattr(ctx, f"out{n + i}") for i in range(n)]
     count = getattr(ctx, f"out{2 * n}")
-    for h in histories:
-        if h._value is not None and count._value is not None and h._shape[0] != int(
-                count._value):
-            raise UnimplementedError(
-                "tapeflow cannot yet differentiate a tf.while_loop whose loop variable "
-                "changes shape between iterations (such as a list appended to in the loop)",
-                op="While")
+    reshaped = [i for i in ctx.attrs.get("reshaped", ()) if ctx.dtypes[i].is_floating]
+    if reshaped or any(h._value is not None and count._value is not None
+                       and h._shape[0] != int(count._value) for h in histories):
+        raise UnimplementedError(
+            "tapeflow cannot yet differentiate a loop whose variable changes shape between "
+            "iterations, other than a list the loop appends to (tf.concat or slicing of a "
+            "loop variable, say): build the values in a list with .append and tf.stack "
+            "it", op="While")
     from ..autodiff.tape import GradientTape, UnconnectedGradients
+    from .creation import range as _range
     from .creation import zeros_like
-    from .shape import gather
-    float_vars = [h.dtype.is_floating for h in histories]
+    from .shape import gather, reshape
+    finals = [getattr(ctx, f"out{i}") for i in range(n)]
+    float_vars = [f.dtype.is_floating for f in finals]
     # Accumulate gradients only for the captured values someone differentiates with
     # respect to: a loop reading xs[t] of an input the tape does not watch must not carry
     # (and add into) a dense copy of xs at every step.
     wanted = [j for j, c in enumerate(captured)
               if c.dtype.is_floating and ctx.needs[n + j]]
-    d_values = [dy if dy is not None else zeros_like(getattr(ctx, f"x{i}"))
-                for i, dy in enumerate(dys[:n])]
+    d_values = [dy if dy is not None else zeros_like(final)
+                for dy, final in zip(dys[:n], finals)]
     d_histories = list(dys[n:2 * n]) + [None] * (n - len(dys[n:2 * n]))
     d_captured = [zeros_like(captured[j]) for j in wanted]
-    # The loop variables' values after the step being reversed: the final values, then
-    # each step's own inputs (carried to the step before it).
-    finals = [getattr(ctx, f"out{i}") for i in range(n)]
+
+    def stored(i, step):
+        if i in appended:  # the list as it was: the first rows of its final value
+            return gather(finals[i], _range(gather(histories[i], step)))
+        if i in popped:  # the first rows of its initial value
+            return gather(getattr(ctx, f"x{i}"), _range(gather(histories[i], step)))
+        return gather(histories[i], step)
 
     def reverse_cond(i, d_vals, d_caps, after):
         return i > 0
 
     def reverse_body(i, d_vals, d_caps, after):
         step = i - 1
-        xs = [gather(h, step) for h in histories]
+        xs = [stored(i, step) for i in range(n)]
+        by_length = set(appended) | set(popped)
         sources = _distinct(xs + captured)
         wrt = sources[:n] + [sources[n + j] for j in wanted]
         with GradientTape() as tape:
@@ -467,18 +485,29 @@ def _while_grad(ctx, *dys):
             outs = _run(body_graph, sources)
         grads = tape.gradient(outs, wrt, output_gradients=list(d_vals),
                               unconnected_gradients=UnconnectedGradients.ZERO)
-        _reuse_stored_outputs(outs, after, sources)
+        # A list's value after the step is not carried (it would change shape at every
+        # step): nothing needs it, as pushes and pops differentiate without their values.
+        _reuse_stored_outputs(outs, [None if i in by_length else a
+                                     for i, a in enumerate(after)], sources)
         new_d_vals = [g if f else d for g, f, d in zip(grads[:n], float_vars, d_vals)]
         # A gradient that reached the loop's stored history (a second derivative) joins
         # the loop variable's gradient at the step it was stored.
-        new_d_vals = [d + gather(dh, step) if dh is not None and f else d
-                      for d, dh, f in zip(new_d_vals, d_histories, float_vars)]
+        new_d_vals = [d + gather(dh, step) if dh is not None and f and i not in by_length
+                      else d for i, (d, dh, f) in enumerate(zip(new_d_vals, d_histories,
+                                                                 float_vars))]
         new_d_caps = [d + g for d, g in zip(d_caps, grads[n:])]
-        return step, new_d_vals, new_d_caps, xs
+        return step, new_d_vals, new_d_caps, [a if i in by_length else x
+                                              for i, (a, x) in enumerate(zip(after, xs))]
 
+    # The loop variables' values after the step being reversed: the final values, then
+    # each step's own inputs (carried to the step before it).
     _, d_values, d_captured, _ = while_loop(reverse_cond, reverse_body,
                                             [count, d_values, d_captured, finals])
-    grads = [d if f else None for d, f in zip(d_values, float_vars)]
+    # The loop relaxed the shapes it carries; an initial value's gradient has its shape.
+    initial = [getattr(ctx, f"x{i}") for i in range(n)]
+    grads = [None if not f else reshape(d, x._shape)
+             if None in d._shape and None not in x._shape else d
+             for d, f, x in zip(d_values, float_vars, initial)]
     cap_grads = [None] * len(captured)
     for j, d in zip(wanted, d_captured):
         cap_grads[j] = d
@@ -495,7 +524,7 @@ def _reuse_stored_outputs(outs, after, sources):
         return
     inputs = {id(x) for x in sources}
     for out, stored in zip(outs, after):
-        if (isinstance(out, Symbolic) and out.graph is graph and id(out) not in inputs
+        if (stored is not None and isinstance(out, Symbolic) and out.graph is graph and id(out) not in inputs
                 and out.dtype.is_floating and out._shape == stored._shape):
             _replace_uses(graph, out, _own(graph, stored))
 
@@ -620,11 +649,70 @@ def _symbolic_while(cond, body, values, variables=()):
         loop_inputs = g.inputs[:len(flat)]
         _normalize_branch(g, captured)
         g.inputs = loop_inputs + g.inputs
+    appended, popped = _list_vars(body_graph, len(flat))
+    reshaped = tuple(i for i, (a, v) in enumerate(zip(like, flat))
+                     if a._shape != v._shape and i not in appended + popped)
     outputs = _bind_while(cond_graph, body_graph, flat, captured, structure,
-                          shapes=[a._shape for a in like])
+                          shapes=[a._shape for a in like],
+                          lists={"appended": appended, "popped": popped, "reshaped": reshaped})
     for var, value in zip(variables, outputs[n_user:len(flat)]):
         var.assign(value)
     return nest.pack_sequence_as(structure, outputs[:n_user])
+
+
+def _list_vars(body_graph, n):
+    """(appended, popped): the loop variables the body only appends rows to (a list built
+    in the loop), and those it only pops rows from (such a list's gradient, in the
+    reverse loop). Each value such a variable takes is a prefix of its final (appended)
+    or initial (popped) value, so the loop stores only its lengths."""
+    appended, popped = [], []
+    for i in range(n):
+        root, kinds = _row_chain(body_graph, body_graph.outputs[i])
+        if root is body_graph.inputs[i] and kinds == {"push"}:
+            appended.append(i)
+        elif root is body_graph.inputs[i] and kinds == {"pop"}:
+            popped.append(i)
+    return tuple(appended), tuple(popped)
+
+
+def _row_chain(graph, value):
+    """(root, kinds): `value` is `root` with rows pushed and/or popped (kinds says which),
+    following TensorListPushBack / PopBack, lists that inner loops grow or shrink, and
+    conds whose branches both start from the same input."""
+    from .lists import TENSOR_LIST_POP_BACK, TENSOR_LIST_PUSH_BACK
+    producers = {id(y): (node, k) for node in graph.nodes for k, y in enumerate(node.outputs)}
+    kinds = set()
+    while id(value) in producers:
+        node, k = producers[id(value)]
+        if node.op is TENSOR_LIST_PUSH_BACK:
+            value = node.inputs[0]
+            kinds.add("push")
+        elif node.op is TENSOR_LIST_POP_BACK and k == 0:
+            value = node.inputs[0]
+            kinds.add("pop")
+        elif node.op.name == "While" and k in node.attrs.get("appended", ()):
+            value = node.inputs[k]
+            kinds.add("push")
+        elif node.op.name == "While" and k in node.attrs.get("popped", ()):
+            value = node.inputs[k]
+            kinds.add("pop")
+        elif node.op.name == "If" and k < len(node.attrs["then"].outputs):
+            branches = (node.attrs["then"], node.attrs["else"])
+            chains = [_row_chain(g, g.outputs[k]) for g in branches]
+            index = [next((j for j, ph in enumerate(g.inputs) if ph is root), None)
+                     for g, (root, _) in zip(branches, chains)]
+            if index[0] is None or index[0] != index[1]:
+                break
+            value = node.inputs[1 + index[0]]
+            kinds |= chains[0][1] | chains[1][1]
+        else:
+            break
+    return value, kinds
+
+
+def _by_length(attrs):
+    """The loop variables whose history is their length at each step."""
+    return set(attrs.get("appended", ())) | set(attrs.get("popped", ()))
 
 
 def _assigned_variables(graph):
@@ -656,18 +744,23 @@ def _body_outputs(body, structure, xs):
     return nest.flatten(result)
 
 
-def _bind_while(cond_graph, body_graph, values, captured, structure, shapes=None):
+def _bind_while(cond_graph, body_graph, values, captured, structure, shapes=None,
+                lists=None):
+    from .. import dtypes
     n = len(values)
     shapes = shapes or [v._shape for v in values]
     avals = [(s, v.dtype) for s, v in zip(shapes, values)]
-    avals += [((None,) + tuple(s), v.dtype) for s, v in zip(shapes, values)]  # histories
-    from .. import dtypes
+    lists = lists or {}
+    by_length = _by_length(lists)
+    avals += [((None,), dtypes.int32) if i in by_length else ((None,) + tuple(s), v.dtype)
+              for i, (s, v) in enumerate(zip(shapes, values))]  # histories
     avals.append(((), dtypes.int32))  # trip count
     n_in = n + len(captured)
     names = tuple(f"x{i}" for i in range(n_in))
     op = replace(WHILE, args=names, n_out=len(avals),
                  saves=names + tuple(f"out{i}" for i in range(2 * n + 1)))
-    attrs = {"cond": cond_graph, "body": body_graph, "n_vars": n, "structure": structure}
+    attrs = {"cond": cond_graph, "body": body_graph, "n_vars": n, "structure": structure,
+             **lists}
     return _bind_structural(op, list(values) + list(captured), attrs, avals)
 
 

@@ -8,6 +8,7 @@ from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..tensor import _Operators
 from . import rules
+from .dynamic import broadcast_to_input, input_shape
 from .elementwise import (
     _quiet,
     cast,
@@ -23,7 +24,7 @@ from .elementwise import (
 from .elementwise import abs as _abs
 from .registry import OpDef, bind, register
 from .rules import is_bool, is_numeric
-from .shape import broadcast_to, reshape, transpose
+from .shape import expand_dims, gather, reshape, transpose
 
 # A float32 sum over more elements than this accumulates in float64, so that reducing
 # a long strided axis (where NumPy adds naively, not pairwise) keeps TensorFlow's
@@ -104,24 +105,39 @@ def _prod_kernel(input, axis, keepdims):
     return out.astype(input.dtype, copy=False)
 
 
+def _with_kept_dims(x, ctx):
+    """A reduction's output-shaped `x` in keepdims form."""
+    axis = ctx.attrs["axis"]
+    kept = _kept_shape(ctx.shapes[0], axis)
+    if None not in kept:
+        return reshape(x, kept)
+    if len(x._shape) == len(kept):  # keepdims=True
+        return x
+    for a in sorted(axis):
+        x = expand_dims(x, a)
+    return x
+
+
 def _sum_grad(ctx, dy):
     """dy reshaped to keepdims form and broadcast back over the reduced axes."""
-    kept = _kept_shape(ctx.shapes[0], ctx.attrs["axis"])
-    return broadcast_to(reshape(dy, kept), ctx.shapes[0])
+    return broadcast_to_input(_with_kept_dims(dy, ctx), ctx)
 
 
 def _mean_grad(ctx, dy):
-    n = _reduced_count(ctx.shapes[0], ctx.attrs["axis"])
+    shape, axis = ctx.shapes[0], ctx.attrs["axis"]
+    if any(shape[a] is None for a in axis):
+        n = reduce_prod(gather(input_shape(ctx), list(axis)))
+        return (_sum_grad(ctx, dy) / cast(n, dy.dtype),)
+    n = _reduced_count(shape, axis)
     return (_sum_grad(ctx, dy) / float(max(n, 1)),)
 
 
 def _extreme_grad(ctx, dy):
     # TensorFlow's _MinOrMaxGrad: the gradient is split equally among tied extremes.
     axis = ctx.attrs["axis"]
-    kept = _kept_shape(ctx.shapes[0], axis)
-    indicators = cast(equal(reshape(ctx.out, kept), ctx.input), dy.dtype)
+    indicators = cast(equal(_with_kept_dims(ctx.out, ctx), ctx.input), dy.dtype)
     num_selected = reduce_sum(indicators, axis=axis, keepdims=True)
-    return (indicators / num_selected * reshape(dy, kept),)
+    return (indicators / num_selected * _with_kept_dims(dy, ctx),)
 
 
 def _prod_grad(ctx, dy):

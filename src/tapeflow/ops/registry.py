@@ -115,27 +115,38 @@ class TapeEntry:
     It is also what the gradient rule receives as `ctx`: the declared saves by name
     (`ctx.x`, `ctx.out`), `ctx.attrs`, the input `ctx.shapes` / `ctx.dtypes`,
     `ctx.out_shapes`, and `ctx.needs` (which inputs want a gradient).
+
+    `traced_inputs`: the inputs themselves when a shape has a dimension unknown while
+    tracing (only symbolic tensors have one, so nothing concrete is kept alive): rules
+    read such a shape in the running graph (rules.input_shape).
     """
 
     __slots__ = ("op", "attrs", "in_ids", "out_ids", "saved", "shapes", "dtypes",
-                 "out_shapes", "out_dtypes", "needs")
+                 "out_shapes", "out_dtypes", "needs", "traced_inputs")
 
     def __init__(self, op, attrs, inputs, outputs, saved):
         self.op = op
         self.attrs = attrs
         self.saved = saved
+        self.traced_inputs = None
         if len(inputs) == 1:  # the common arities, spelled out: this runs for every op
             x = inputs[0]
             self.in_ids, self.shapes, self.dtypes = (x._id,), (x._shape,), (x.dtype,)
+            if None in x._shape:
+                self.traced_inputs = (x,)
         elif len(inputs) == 2:
             x, y = inputs
             self.in_ids = (x._id, y._id)
             self.shapes = (x._shape, y._shape)
             self.dtypes = (x.dtype, y.dtype)
+            if None in x._shape or None in y._shape:
+                self.traced_inputs = (x, y)
         else:
             self.in_ids = tuple([x._id for x in inputs])
             self.shapes = tuple([x._shape for x in inputs])
             self.dtypes = tuple([x.dtype for x in inputs])
+            if any(None in s for s in self.shapes):
+                self.traced_inputs = tuple(inputs)
         if len(outputs) == 1:
             self.out_ids = (outputs[0]._id,)
             self.out_shapes = self.out_dtypes = None  # a single dy always arrives

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..tensor import Tensor, convert_to_tensor, _Operators
+from ..tensor import Tensor, _Operators, convert_to_tensor
 
 
 def describe(x):
@@ -24,6 +24,8 @@ def broadcast_shapes(op_name, a, b):
             out.append(da)
         elif da == 1:
             out.append(db)
+        elif da is None or db is None:  # unknown while tracing: the known one, or unknown
+            out.append(db if da is None else da)
         else:
             raise InvalidArgumentError(
                 f"Incompatible shapes: {list(a)} vs. {list(b)} [Op:{op_name}]", op=op_name)
@@ -154,6 +156,12 @@ def unbroadcast(dy, shape):
     for i, d in enumerate(shape):
         if d == 1 and dy._shape[extra + i] != 1:
             axes.append(extra + i)
+    if None in shape:
+        # Dimensions unknown while tracing are taken as not broadcast (the known ones
+        # say which axes were): sum the new leading axes, then the size-1 ones in place.
+        out = reduce_sum(dy, axis=list(range(extra))) if extra else dy
+        ones = [a - extra for a in axes[extra:]]
+        return reduce_sum(out, axis=ones, keepdims=True) if ones else out
     out = reduce_sum(dy, axis=axes) if axes else dy
     if out._shape != tuple(shape):
         out = reshape(out, shape)

@@ -13,6 +13,12 @@ from .. import dtypes
 from ..errors import InvalidArgumentError, UnimplementedError
 from ..tensor import Tensor, _Operators, convert_to_tensor
 from . import rules
+from .dynamic import (
+    dynamic_broadcast_to,
+    dynamic_reshape,
+    reshape_to_input,
+    scatter_slice_to_input,
+)
 from .elementwise import _quiet
 from .registry import OpDef, bind, register
 from .rules import unbroadcast
@@ -55,7 +61,7 @@ def _int_dtype(op_name, x, what="indices"):
 # -- reshape, transpose, expand_dims, squeeze, broadcast_to ------------------------------
 
 def _reshape_infer(tensor, shape):
-    size = math.prod(tensor._shape)
+    size = None if None in tensor._shape else math.prod(tensor._shape)
     unknown = [i for i, d in enumerate(shape) if d == -1]
     for i, d in enumerate(shape):
         if d < -1:
@@ -63,6 +69,8 @@ def _reshape_infer(tensor, shape):
     if len(unknown) > 1:
         raise _error("Reshape", f"Only one input size may be -1, not both {unknown[0]} and "
                                 f"{unknown[1]}")
+    if size is None:  # a dimension unknown while tracing: checked when the graph runs
+        return tuple(None if d == -1 else d for d in shape), tensor.dtype
     known = math.prod(d for d in shape if d != -1)
     if not unknown:
         if known != size:
@@ -79,7 +87,7 @@ def _reshape_infer(tensor, shape):
 RESHAPE = register(OpDef(
     name="Reshape", args=("tensor",), infer=_reshape_infer,
     eager=lambda tensor, shape: np.reshape(tensor, shape), emit="np.reshape",
-    grad=lambda ctx, dy: (reshape(dy, ctx.shapes[0]),)))
+    grad=lambda ctx, dy: (reshape_to_input(dy, ctx),)))
 
 
 def _transpose_infer(x, perm):
@@ -110,7 +118,7 @@ def _expand_dims_infer(input, axis):
 EXPAND_DIMS = register(OpDef(
     name="ExpandDims", args=("input",), infer=_expand_dims_infer,
     eager=lambda input, axis: np.expand_dims(input, axis), emit="np.expand_dims",
-    grad=lambda ctx, dy: (reshape(dy, ctx.shapes[0]),)))
+    grad=lambda ctx, dy: (reshape_to_input(dy, ctx),)))
 
 
 def _squeeze_dims(shape, axis):
@@ -138,7 +146,7 @@ def _squeeze_infer(input, axis):
 SQUEEZE = register(OpDef(
     name="Squeeze", args=("input",), infer=_squeeze_infer,
     eager=lambda input, axis: np.squeeze(input, _squeeze_dims(np.shape(input), axis)),
-    emit="np.squeeze", grad=lambda ctx, dy: (reshape(dy, ctx.shapes[0]),)))
+    emit="np.squeeze", grad=lambda ctx, dy: (reshape_to_input(dy, ctx),)))
 
 
 def _broadcast_to_infer(input, shape):
@@ -215,11 +223,11 @@ def _concat_infer(*values, axis):
             raise _error("ConcatV2", f"ConcatOp : Ranks of all input tensors should match: "
                                      f"shape[0] = {list(first)} vs. shape[{i}] = {list(shape)}")
         for d in range(rank):
-            if d != axis and shape[d] != first[d]:
+            if d != axis and shape[d] != first[d] and None not in (shape[d], first[d]):
                 raise _error("ConcatV2", f"ConcatOp : Dimension {d} in both shapes must be "
                                          f"equal: shape[0] = {list(first)} vs. shape[{i}] = "
                                          f"{list(shape)}")
-        total += shape[axis]
+        total = None if total is None or shape[axis] is None else total + shape[axis]
     return first[:axis] + (total,) + first[axis + 1:], values[0].dtype
 
 
@@ -227,8 +235,25 @@ CONCAT = register(OpDef(
     name="ConcatV2", args=("values",),  # variadic: every input is one of `values`
     infer=_concat_infer, eager=lambda *values, axis: np.concatenate(values, axis),
     emit="np.concatenate",
-    grad=lambda ctx, dy: tuple(split(dy, [s[ctx.attrs["axis"]] for s in ctx.shapes],
-                                     axis=ctx.attrs["axis"]))))
+    grad=lambda ctx, dy: tuple(_concat_grad(ctx, dy))))
+
+
+def _concat_grad(ctx, dy):
+    axis = ctx.attrs["axis"]
+    sizes = [s[axis] for s in ctx.shapes]
+    if sizes.count(None) == 1:  # the unknown part is what the others leave
+        sizes[sizes.index(None)] = -1
+    if None in sizes:
+        from .creation import range as range_
+        from .dynamic import input_shape
+        starts, parts = 0, []
+        for i in range(len(sizes)):
+            size = input_shape(ctx, i)[axis] if sizes[i] is None else sizes[i]
+            index = range_(starts, starts + size)
+            parts.append(gather(dy, index, axis=axis))
+            starts = starts + size
+        return parts
+    return split(dy, sizes, axis=axis)
 
 
 def _split_sizes(op_name, size_splits, dim):
@@ -238,6 +263,8 @@ def _split_sizes(op_name, size_splits, dim):
     if len(unknown) > 1 or any(s < -1 for s in size_splits):
         raise _error(op_name, f"There can only be one -1 in the input, and sizes must be "
                               f">= -1, got {list(size_splits)}")
+    if dim is None:  # unknown while tracing: checked when the graph runs
+        return tuple(None if s == -1 else s for s in size_splits)
     if (not unknown and known != dim) or (unknown and known > dim):
         raise _error(op_name, f"Determined shape must either match input shape along "
                               f"split_dim exactly if fully specified, or be less than the "
@@ -277,7 +304,7 @@ def _tile_infer(input, multiples):
     for i, m in enumerate(multiples):
         if m < 0:
             raise _error("Tile", f"Expected multiples[{i}] >= 0, but got {m}")
-    return tuple(d * m for d, m in zip(shape, multiples)), input.dtype
+    return tuple(None if d is None else d * m for d, m in zip(shape, multiples)), input.dtype
 
 
 def _tile_grad(ctx, dy):
@@ -285,6 +312,11 @@ def _tile_grad(ctx, dy):
     shape, multiples = ctx.shapes[0], ctx.attrs["multiples"]
     split_shape = tuple(n for pair in zip(multiples, shape) for n in pair)
     from .reduce import reduce_sum
+    if None in shape:
+        from .dynamic import dynamic_reshape, input_shape
+        dims = [d for pair in zip(multiples, unstack(input_shape(ctx, 0))) for d in pair]
+        folded = dynamic_reshape(dy, stack(dims), hint=split_shape)
+        return (reduce_sum(folded, axis=list(range(0, 2 * len(shape), 2))),)
     return (reduce_sum(reshape(dy, split_shape), axis=list(range(0, 2 * len(shape), 2))),)
 
 
@@ -301,10 +333,10 @@ def _check_paddings(op_name, shape, paddings, limit=None):
     for d, (lo, hi) in zip(shape, paddings):
         if lo < 0 or hi < 0:
             raise _error(op_name, f"Paddings must be non-negative: {lo} {hi}")
-        if limit is not None and (lo > d - limit or hi > d - limit):
+        if limit is not None and d is not None and (lo > d - limit or hi > d - limit):
             raise _error(op_name, f"paddings must be less than{' or equal to' * (1 - limit)} "
                                   f"the dimension size: {lo}, {hi} not less than {d}")
-    return tuple(d + lo + hi for d, (lo, hi) in zip(shape, paddings))
+    return tuple(None if d is None else d + lo + hi for d, (lo, hi) in zip(shape, paddings))
 
 
 def _pad_infer(input, constant_values, paddings):
@@ -316,7 +348,8 @@ def _pad_infer(input, constant_values, paddings):
 
 
 def _unpad(dy, paddings, shape):
-    return strided_slice(dy, tuple(_slice(lo, lo + d) for (lo, _), d in zip(paddings, shape)))
+    return strided_slice(dy, tuple(_slice(lo, lo + d if d is not None else -hi or None)
+                                   for (lo, hi), d in zip(paddings, shape)))
 
 
 def _pad_kernel(input, constant_values, paddings):
@@ -432,10 +465,10 @@ def _slice_infer(input, key):
         elif type(k) is tuple:
             if k[2] == 0:
                 raise _error("StridedSlice", f"strides[{dim}] must be non-zero")
-            out.append(len(range(*_slice(*k).indices(shape[dim]))))
+            out.append(None if shape[dim] is None else len(range(*_slice(*k).indices(shape[dim]))))
             dim += 1
         else:
-            if not -shape[dim] <= k < shape[dim]:
+            if shape[dim] is not None and not -shape[dim] <= k < shape[dim]:
                 raise _error("StridedSlice", f"slice index {k} of dimension {dim} out of "
                                              f"bounds.")
             dim += 1
@@ -470,8 +503,7 @@ class _Aval:
 STRIDED_SLICE = register(OpDef(
     name="StridedSlice", args=("input",), infer=_slice_infer,
     eager=lambda input, key: np.asarray(input)[_numpy_key(key)], emit="strided_slice",
-    grad=lambda ctx, dy: (bind(STRIDED_SLICE_GRAD, (dy,), {"shape": ctx.shapes[0],
-                                                         "key": ctx.attrs["key"]}),)))
+    grad=lambda ctx, dy: (scatter_slice_to_input(dy, ctx, ctx.attrs["key"]),)))
 STRIDED_SLICE_GRAD = register(OpDef(
     name="StridedSliceGrad", args=("dy",), infer=_slice_grad_infer, eager=_slice_grad_kernel,
     emit="strided_slice_grad",
@@ -811,6 +843,9 @@ def reshape(tensor, shape, name=None):
     >>> tf.reshape(tf.range(6), [2, -1]).shape
     TensorShape([2, 3])
     """
+    dynamic = _runtime_shape(shape)
+    if dynamic is not None:
+        return dynamic_reshape(_tensor(tensor), *dynamic)
     return bind(RESHAPE, (_tensor(tensor),), {"shape": _int_tuple(shape, "shape")})
 
 
@@ -834,7 +869,24 @@ def squeeze(input, axis=None, name=None):
 
 def broadcast_to(input, shape, name=None):
     """Broadcasts `input` to `shape` (NumPy rules), as `tf.broadcast_to`."""
+    dynamic = _runtime_shape(shape)
+    if dynamic is not None:
+        return dynamic_broadcast_to(_tensor(input), *dynamic)
     return bind(BROADCAST_TO, (_tensor(input),), {"shape": _int_tuple(shape, "shape")})
+
+
+def _runtime_shape(shape):
+    """(int32 shape vector, hint) when `shape` is known only when a traced function runs
+    (`tf.shape(x)` of a tensor with an unknown dimension, or a list holding such a
+    tensor); None for a shape known now."""
+    if _is_symbolic(shape):
+        return shape, None
+    if isinstance(shape, (list, tuple)) and any(_is_symbolic(d) for d in shape):
+        hint = [None if _is_symbolic(d) else _int_scalar(d) for d in shape]
+        from .elementwise import cast
+        dims = [cast(d, dtypes.int32) if _is_symbolic(d) else int(d) for d in shape]
+        return stack(dims), hint
+    return None
 
 
 def _same_kind(values):

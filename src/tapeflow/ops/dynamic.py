@@ -1,0 +1,198 @@
+"""Shapes known only when a traced function runs.
+
+Inside tf.function a dimension is None when a loop changes it: a list appended to in a
+`tf.range` loop has an unknown length. Code that rebuilds such a shape (a gradient rule
+reshaping or broadcasting back to its input, a user's `tf.reshape(x, tf.shape(y))`)
+takes it from the running graph: these ops read their target shape from an int tensor,
+as TensorFlow's Reshape and BroadcastTo do. `hint` holds the dimensions known while
+tracing (None elsewhere), so the static shape loses nothing that was known.
+"""
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import InvalidArgumentError
+from . import rules
+from .registry import OpDef, bind, register
+
+
+def _error(op_name, message):
+    return InvalidArgumentError(f"{message} [Op:{op_name}]", op=op_name)
+
+
+def _target(op_name, shape, hint):
+    """The static output shape: `hint`, or all unknown, of the shape vector's length."""
+    if shape.dtype not in (dtypes.int32, dtypes.int64) or len(shape._shape) != 1 \
+            or shape._shape[0] is None:
+        raise _error(op_name, f"the shape must be a 1-D int32 or int64 tensor of known "
+                              f"length, got {rules.describe(shape)}")
+    rank = shape._shape[0]
+    if hint is None:
+        return (None,) * rank
+    if len(hint) != rank:
+        raise _error(op_name, f"a shape of {rank} dimensions cannot have the known "
+                              f"dimensions {list(hint)}")
+    return tuple(hint)
+
+
+def _dims(shape):
+    return tuple(int(d) for d in np.asarray(shape).reshape(-1))
+
+
+# -- reshape -----------------------------------------------------------------------------
+
+def _reshape_infer(tensor, shape, hint):
+    out = _target("DynamicReshape", shape, hint)
+    unknown = [i for i, d in enumerate(out) if d is None]
+    if len(unknown) == 1 and None not in tensor._shape:
+        known = math.prod(d for d in out if d is not None)
+        if known:
+            out = out[:unknown[0]] + (math.prod(tensor._shape) // known,) + out[unknown[0] + 1:]
+    return out, tensor.dtype
+
+
+def _reshape_kernel(tensor, shape, hint):
+    dims = _dims(shape)
+    try:
+        return np.reshape(tensor, dims)
+    except ValueError:
+        raise _error("DynamicReshape", f"Input to reshape is a tensor with {np.size(tensor)} "
+                                       f"values, but the requested shape is {list(dims)}") \
+            from None
+
+
+def _reshape_grad(ctx, dy):
+    return reshape_to_input(dy, ctx, 0), None
+
+
+DYNAMIC_RESHAPE = register(OpDef(
+    name="DynamicReshape", args=("tensor", "shape"), infer=_reshape_infer,
+    eager=_reshape_kernel, emit="dynamic_reshape", grad=_reshape_grad))
+
+
+# -- broadcast_to ------------------------------------------------------------------------
+
+def _broadcast_infer(input, shape, hint):
+    out = _target("DynamicBroadcastTo", shape, hint)
+    src = input._shape
+    if len(src) > len(out) or any(
+            s is not None and d is not None and s != d and s != 1
+            for s, d in zip(src[::-1], out[::-1])):
+        raise _error("DynamicBroadcastTo", f"Unable to broadcast tensor of shape {list(src)} "
+                                           f"to tensor of shape {list(out)}")
+    # A dimension the input has (not 1) is the output's too.
+    tail = [d if d is not None or s in (None, 1) else s
+            for s, d in zip(src, out[len(out) - len(src):])]
+    return out[:len(out) - len(src)] + tuple(tail), input.dtype
+
+
+def _broadcast_kernel(input, shape, hint):
+    dims = _dims(shape)
+    try:
+        return np.array(np.broadcast_to(input, dims))
+    except ValueError:
+        raise _error("DynamicBroadcastTo", f"Unable to broadcast tensor of shape "
+                                           f"{list(np.shape(input))} to tensor of shape "
+                                           f"{list(dims)}") from None
+
+
+DYNAMIC_BROADCAST_TO = register(OpDef(
+    name="DynamicBroadcastTo", args=("input", "shape"), infer=_broadcast_infer,
+    eager=_broadcast_kernel, emit="dynamic_broadcast_to",
+    grad=lambda ctx, dy: (rules.unbroadcast(dy, ctx.shapes[0]), None)))
+
+
+# -- the gradient of a slice -------------------------------------------------------------
+
+def _slice_grad_infer(dy, shape, key):
+    from .shape import _Aval, _slice_infer
+    out = _target("DynamicStridedSliceGrad", shape, None)
+    expected, _ = _slice_infer(_Aval(out, dy.dtype), key)
+    if len(expected) != len(dy._shape) or any(
+            a is not None and b is not None and a != b for a, b in zip(expected, dy._shape)):
+        raise _error("DynamicStridedSliceGrad", f"dy has shape {list(dy._shape)} but the "
+                                                f"slice has shape {list(expected)}")
+    return out, dy.dtype
+
+
+def _slice_grad_kernel(dy, shape, key):
+    from .shape import _slice_grad_kernel as static
+    return static(dy, _dims(shape), key)
+
+
+DYNAMIC_STRIDED_SLICE_GRAD = register(OpDef(
+    name="DynamicStridedSliceGrad", args=("dy", "shape"), infer=_slice_grad_infer,
+    eager=_slice_grad_kernel, emit="dynamic_strided_slice_grad",
+    grad=lambda ctx, g: (slice_of(g, ctx.attrs["key"]), None)))
+
+
+def slice_of(x, key):
+    from .shape import STRIDED_SLICE
+    return bind(STRIDED_SLICE, (x,), {"key": key})
+
+
+# -- what the public functions and gradient rules call -----------------------------------
+
+def dynamic_reshape(tensor, shape, hint=None):
+    """`tensor` reshaped to the int vector `shape` (one entry may be -1)."""
+    return bind(DYNAMIC_RESHAPE, (tensor, shape), {"hint": _hint(hint)})
+
+
+def dynamic_broadcast_to(input, shape, hint=None):
+    """`input` broadcast to the int vector `shape`."""
+    return bind(DYNAMIC_BROADCAST_TO, (input, shape), {"hint": _hint(hint)})
+
+
+def _hint(hint):
+    return None if hint is None else tuple(None if d is None or d < 0 else int(d) for d in hint)
+
+
+def input_shape(ctx, i=0):
+    """Input i's shape: a tuple when tracing knew it, else an int32 tensor of it read in
+    the running graph."""
+    shape = ctx.shapes[i]
+    if None not in shape:
+        return shape
+    from .shape import shape as shape_of
+    return shape_of(ctx.traced_inputs[i])
+
+
+def reshape_to_input(x, ctx, i=0):
+    """`x` reshaped to input i's shape."""
+    from .shape import reshape
+    shape = ctx.shapes[i]
+    if None not in shape:
+        return reshape(x, shape)
+    return dynamic_reshape(x, input_shape(ctx, i), hint=shape)
+
+
+def broadcast_to_input(x, ctx, i=0):
+    """`x` broadcast to input i's shape."""
+    from .shape import broadcast_to
+    shape = ctx.shapes[i]
+    if None not in shape:
+        return broadcast_to(x, shape)
+    return dynamic_broadcast_to(x, input_shape(ctx, i), hint=shape)
+
+
+def scatter_slice_to_input(dy, ctx, key):
+    """The gradient of `input[key]`: `dy` placed into zeros of input 0's shape."""
+    from .shape import STRIDED_SLICE_GRAD
+    shape = ctx.shapes[0]
+    if None not in shape:
+        return bind(STRIDED_SLICE_GRAD, (dy,), {"shape": shape, "key": key})
+    return bind(DYNAMIC_STRIDED_SLICE_GRAD, (dy, input_shape(ctx, 0)), {"key": key})
+
+
+def element_count(ctx, i=0):
+    """The number of elements of input i, as a Python int or an int32 scalar tensor."""
+    shape = ctx.shapes[i]
+    if None not in shape:
+        return math.prod(shape)
+    from .reduce import reduce_prod
+    return reduce_prod(input_shape(ctx, i))
+
+
+__all__ = ["dynamic_broadcast_to", "dynamic_reshape"]
