@@ -486,6 +486,33 @@ def test_gradients_through_a_list_appended_in_a_tensor_loop_compile(monkeypatch)
             assert_matches([tape.gradient(y, x).numpy()], want[1:])
 
 
+def test_a_list_grows_in_place_in_a_compiled_loop_unless_two_pushes_share_it():
+    from tapeflow.ops.lists import list_push_back
+
+    def grow(x, n):
+        _, rows = tf.while_loop(lambda i, rows: i < n,
+                                lambda i, rows: (i + 1, list_push_back(
+                                    list_push_back(rows, x * tf.cast(i, F32)), -x)),
+                                [tf.constant(0), tf.zeros((0, 2))])
+        return rows
+
+    def fork(x, n):
+        def body(i, rows, other):
+            kept = list_push_back(rows, x * tf.cast(i, F32))
+            return i + 1, kept, list_push_back(rows, -x)  # two pushes onto one value
+        _, rows, other = tf.while_loop(lambda i, rows, other: i < n, body,
+                                       [tf.constant(0), tf.zeros((0, 2)), tf.zeros((0, 2))])
+        return rows, other
+
+    xv, n = np.array([1.0, 2.0], np.float32), np.int32(20)  # past the first 16 rows
+    compiled = compile_graph(trace(grow, ((2,), F32), ((), tf.int32)))
+    assert "rows" in compiled.source  # written into one buffer, not copied per push
+    assert_matches(run(compiled, xv, n), eager(grow, xv, n))
+    compiled = compile_graph(trace(fork, ((2,), F32), ((), tf.int32)))
+    assert "rows" not in compiled.source
+    assert_matches(run(compiled, xv, n), eager(fork, xv, n))
+
+
 def test_reverse_loop_reads_stored_outputs_instead_of_recomputing_them():
     def fn(x):
         with tf.GradientTape() as tape:

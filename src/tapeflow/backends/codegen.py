@@ -253,6 +253,7 @@ class Codegen:
         self.consumers = {}
         self.outputs_ids = set()
         self.keep = []
+        self.list_bases = {}     # id(TensorListPushBack node) -> its loop's row buffer
 
     # -- bookkeeping ------------------------------------------------------------------
     def fresh(self, prefix="t"):
@@ -422,9 +423,15 @@ class Codegen:
             else:
                 self.node(item)
 
-    def subgraph(self, graph, inputs, where):
-        """Emits a branch or loop body inline; returns the Vals of its outputs."""
+    def subgraph(self, graph, inputs, where, list_bases=None):
+        """Emits a branch or loop body inline; returns the Vals of its outputs.
+
+        list_bases: {loop variable index: buffer name} for the lists a loop body appends
+        to; the pushes that grow them write into the buffer (see _push_back)."""
         sub = passes.optimize(graph)
+        for i, base in (list_bases or {}).items():
+            for push in _linear_pushes(sub, i):
+                self.list_bases[id(push)] = (push, base)  # the node kept: its id stays its
         for node in sub.nodes:
             if _effectful_inside(node):
                 raise Unsupported(f"{node.op.name} inside a tensor-dependent branch or loop "
@@ -1688,12 +1695,43 @@ def _linspace(cg, node):
                                f".astype({np_name(y.dtype)})"))
 
 
+def _linear_pushes(body, i):
+    """The pushes that make a loop body's output i from its input i, when each list value
+    on the way is pushed onto once: then every push can write the next row of one shared
+    buffer (earlier values, its prefixes, never see that row). [] otherwise."""
+    from ..ops.lists import TENSOR_LIST_PUSH_BACK
+    producers = {id(y): node for node in body.nodes for y in node.outputs}
+    pushes_of = {}
+    for node in body.nodes:
+        if node.op is TENSOR_LIST_PUSH_BACK:
+            pushes_of[id(node.inputs[0])] = pushes_of.get(id(node.inputs[0]), 0) + 1
+    chain, value = [], body.outputs[i]
+    while value is not body.inputs[i]:
+        node = producers.get(id(value))
+        if node is None or node.op is not TENSOR_LIST_PUSH_BACK or \
+                pushes_of.get(id(node.inputs[0])) != 1:
+            return []
+        chain.append(node)
+        value = node.inputs[0]
+    return chain
+
+
 @lowering("TensorListPushBack")
 def _push_back(cg, node):
     b, item = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     y = node.outputs[0]
     name = cg.array(b)
     dims = cg.dims(b)
+    push, base = cg.list_bases.get(id(node), (None, None))
+    if push is node:  # `name` is base[:n]: write row n, amortized growth
+        cg.emit(f"if {dims[0]} == {base}.shape[0]:")
+        cg.emit(f"    {base} = grow_rows({base})")
+        if item.rank == 0:
+            cg.emit(f"{base}[{dims[0]}] = {cg.scalar(item)}")
+        else:
+            cg.emit(f"copy_flat({base}, {dims[0]} * {cg.array(item)}.size, {cg.array(item)})")
+        _out(cg, node, _assign(cg, f"{base}[:{dims[0]} + 1]"))
+        return
     out = cg.new_array(y, [f"{dims[0]} + 1"] + dims[1:])
     cg.emit(f"copy_flat({out}, 0, {name})")
     if item.rank == 0:
@@ -1751,8 +1789,19 @@ def _while(cg, node):
     used = lambda y: id(y) in cg.outputs_ids or bool(consumers.get(id(y)))
     histories = [used(h) for h in outs[n:2 * n]]
     names = [cg.fresh("w") for _ in range(n)]
-    for name, v in zip(names, initial):
-        cg.emit(f"{name} = {cg.contiguous(v)}")
+    list_bases = {}
+    for i, (name, v) in enumerate(zip(names, initial)):
+        if i in node.attrs.get("appended", ()) and v.rank >= 1 and \
+                _linear_pushes(node.attrs["body"], i):
+            # The list lives in the first rows of a buffer with room to grow.
+            base = list_bases[i] = cg.fresh("rows")
+            src = cg.contiguous(v)
+            cg.emit(f"{base} = np.empty((max(16, 2 * {src}.shape[0]),) + {src}.shape[1:], "
+                    f"{np_name(v.dtype)})")
+            cg.emit(f"copy_flat({base}, 0, {src})")
+            cg.emit(f"{name} = {base}[:{src}.shape[0]]")
+        else:
+            cg.emit(f"{name} = {cg.contiguous(v)}")
     loop = [Val(name, v.dtype, y._shape, "C") for name, v, y in zip(names, initial, outs)]
     by_length = set(node.attrs.get("appended", ())) | set(node.attrs.get("popped", ()))
     buffers = {}
@@ -1782,7 +1831,7 @@ def _while(cg, node):
             cg.emit(f"{h}[{count}] = {names[i]}.shape[0]")
         else:
             cg.emit(f"copy_flat({h}, {count} * {names[i]}.size, {names[i]})")
-    new = cg.subgraph(node.attrs["body"], loop + captured, node)
+    new = cg.subgraph(node.attrs["body"], loop + captured, node, list_bases)
     temps = []
     for v in new:
         t = cg.fresh()
