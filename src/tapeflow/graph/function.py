@@ -15,7 +15,7 @@ from ..ops.registry import OpDef, batching, never_bound, record
 from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor, wrap
 from .execute import run_graph
 from .ir import Graph
-from .trace import tracing, warn
+from .trace import tracing, tracing_for_call_shapes, warn
 
 _RETRACE_WARNING_AT = 5
 
@@ -737,7 +737,8 @@ class Function:
                 bucket = self._traces[key] = {}
             concrete = bucket.get(exact)
             if concrete is None:
-                concrete = self._trace(args, kwargs)
+                with tracing_for_call_shapes(self._has_unknown_dims(key, exact)):
+                    concrete = self._trace(args, kwargs)
                 if concrete.graph.created_variables:
                     # As TensorFlow: trace again; variables made on the first trace only
                     # (Keras layers building themselves) are fine, but a body that makes a
@@ -749,6 +750,15 @@ class Function:
                     self._note_retrace(key)
             self._last_key = key
         return concrete, key
+
+    def _has_unknown_dims(self, key, exact):
+        """Whether the counted trace for `key` leaves dimensions that `exact` (this
+        call's shapes) fills in unknown."""
+        if _is_signature_key(key):
+            return any(spec.shape is None or None in tuple(spec.shape)
+                       for spec in nest.flatten(self._input_signature)
+                       if isinstance(spec, TensorSpec))
+        return key != exact
 
     def _note_retrace(self, key):
         previous = self._last_key

@@ -1,6 +1,7 @@
 """The graph-building context fed by bind(): symbolic outputs, user source lines."""
 
 import contextlib
+import contextvars
 import os
 import sys
 
@@ -70,8 +71,28 @@ def init_scope():
         context.current_graph.reset(graph_token)
 
 
+# True while tracing a function for the shapes of one call, under a trace whose shapes
+# have unknown dimensions (input_signature, reduce_retracing): there TensorFlow checks
+# such shapes when the graph runs, so a shape error stays an InvalidArgumentError.
+_shapes_known_at_run_time = contextvars.ContextVar("shapes_known_at_run_time", default=False)
+
+
+@contextlib.contextmanager
+def tracing_for_call_shapes(active=True):
+    token = _shapes_known_at_run_time.set(active)
+    try:
+        yield
+    finally:
+        _shapes_known_at_run_time.reset(token)
+
+
 def _with_location(error, location):
     message = f"{error}\n  raised while tracing tf.function, at {location}"
+    if type(error) is InvalidArgumentError and (
+            getattr(error, "about_dtype", False) or not _shapes_known_at_run_time.get()):
+        # Building a graph, TensorFlow raises these as TypeError (a dtype) or ValueError
+        # (a shape, an attribute); InvalidArgumentError is for values when it runs.
+        return (TypeError if getattr(error, "about_dtype", False) else ValueError)(message)
     if isinstance(error, OpError):
         return type(error)(message, op=error.op)
     try:

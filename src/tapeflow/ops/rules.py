@@ -32,22 +32,30 @@ def broadcast_shapes(op_name, a, b):
     return tuple(out)
 
 
+def dtype_error(message, op_name):
+    """An InvalidArgumentError about a dtype: while tracing it becomes a TypeError, as
+    TensorFlow's graph construction raises (shape errors become ValueErrors)."""
+    error = InvalidArgumentError(message, op=op_name)
+    error.about_dtype = True
+    return error
+
+
 def check_same_dtype(op_name, xs):
     first = xs[0].dtype
     for i, x in enumerate(xs[1:], 1):
         if x.dtype is not first:
-            raise InvalidArgumentError(
+            raise dtype_error(
                 f"cannot compute {op_name} as input #{i}(zero-based) was expected to be a "
                 f"{first.name} tensor but is a {x.dtype.name} tensor [Op:{op_name}]",
-                op=op_name)
+                op_name)
     return first
 
 
 def check_dtype_in(op_name, x, allowed, what):
     if not allowed(x.dtype):
-        raise InvalidArgumentError(
+        raise dtype_error(
             f"Value for attr 'T' of {x.dtype.name} is not in the list of allowed values "
-            f"({what}) for {op_name}, got input {describe(x)} [Op:{op_name}]", op=op_name)
+            f"({what}) for {op_name}, got input {describe(x)} [Op:{op_name}]", op_name)
 
 
 def is_float(d):

@@ -55,7 +55,8 @@ def _int_scalar(value):
 
 def _int_dtype(op_name, x, what="indices"):
     if x.dtype not in (dtypes.int32, dtypes.int64):
-        raise _error(op_name, f"{what} must be int32 or int64, got {rules.describe(x)}")
+        raise rules.dtype_error(f"{what} must be int32 or int64, got {rules.describe(x)} "
+                                f"[Op:{op_name}]", op_name)
 
 
 # -- reshape, transpose, expand_dims, squeeze, broadcast_to ------------------------------
