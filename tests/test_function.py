@@ -176,6 +176,58 @@ def test_method_tracing_counts_are_per_instance():
     assert obj1.test_double.experimental_get_tracing_count() == 2
 
 
+def test_method_function_does_not_keep_its_instance_alive():
+    import gc
+    import weakref
+
+    class Model:
+        def __init__(self):
+            self.w = tf.Variable(2.0)
+
+        @tf.function
+        def __call__(self, x):
+            return x * self.w
+
+    model = Model()
+    with tf.GradientTape() as tape:
+        y = model(tf.constant(3.0))
+    assert tape.gradient(y, model.w).numpy() == 3.0
+    alive = weakref.ref(model)
+    del model, tape, y
+    gc.collect()
+    assert alive() is None
+    assert not Model.__call__._instances
+
+
+def test_method_of_unhashable_or_slotted_instances():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Scaled:  # eq=True makes instances unhashable
+        scale: float
+
+        @tf.function
+        def apply(self, x):
+            return x * self.scale
+
+    scaled = Scaled(2.0)
+    for _ in range(3):
+        assert scaled.apply(tf.constant(1.0)).numpy() == 2.0
+    assert scaled.apply.experimental_get_tracing_count() == 1
+
+    class Slotted:
+        __slots__ = ("k",)
+
+        def __init__(self):
+            self.k = 3.0
+
+        @tf.function
+        def apply(self, x):
+            return x * self.k
+
+    assert Slotted().apply(tf.constant(2.0)).numpy() == 6.0
+
+
 def test_method_reads_attributes_of_its_own_instance():
     class Scale:
         def __init__(self, value):

@@ -4,6 +4,7 @@ differentiate a call as one tape entry whose gradient is itself a traced functio
 import functools
 import inspect
 import threading
+import types
 import warnings
 import weakref
 
@@ -577,13 +578,34 @@ class ConcreteFunction:
 
 # -- the decorator ------------------------------------------------------------------------
 
+class _WeakMethod:
+    """A method of an instance that it does not keep alive: bound() makes the bound
+    method when the Function is called or traced."""
+
+    __slots__ = ("function", "instance")
+
+    def __init__(self, function, instance):
+        self.function = function
+        self.instance = weakref.ref(instance)
+
+    def bound(self):
+        instance = self.instance()
+        if instance is None:
+            raise ReferenceError(f"the object whose method {self.function.__name__} this "
+                                 f"tf.function is has been deleted")
+        return types.MethodType(self.function, instance)
+
+
 class Function:
     """A Python function traced into graphs, one per input signature (`tf.function`)."""
 
     def __init__(self, python_function, input_signature=None, jit_compile=None,
                  reduce_retracing=False, autograph=True, name=None):
-        functools.update_wrapper(self, python_function)
-        self._python_function = python_function
+        if isinstance(python_function, _WeakMethod):
+            functools.update_wrapper(self, python_function.function)
+        else:
+            functools.update_wrapper(self, python_function)
+        self._target = python_function
         self._name = name or getattr(python_function, "__name__", "function")
         self._signature_structure = None if input_signature is None else list(
             nest.map_structure(_as_spec, list(input_signature)))
@@ -598,32 +620,41 @@ class Function:
         self._last_key = None
         self._warned = False
         self._lock = threading.RLock()
-        self._signature = _python_signature(python_function)
+        self._signature = _python_signature(self._python_function)
         # Calls whose arguments are all Tensors, one per parameter: (shape, dtype) per
         # argument -> (trace, policy key), skipping argument binding and key building.
         self._fast_calls = {}
         self._fast_arity = _positional_arity(self._signature)
-        self._instances = weakref.WeakKeyDictionary()
+        self._instances = {}  # id(instance) -> its Function (a method's), while it lives
+
+    @property
+    def _python_function(self):
+        target = self._target
+        return target.bound() if isinstance(target, _WeakMethod) else target
 
     @property
     def python_function(self):
         return self._python_function
 
     def __get__(self, instance, owner):
+        """The method's Function for `instance`: one per instance (its traces are its
+        own), holding the instance weakly, so an object with a tf.function method is
+        freed as usual; unhashable instances (dataclasses) included."""
         if instance is None:
             return self
+        bound = self._instances.get(id(instance))
+        if bound is not None and bound._target.instance() is instance:
+            return bound
         try:
-            bound = self._instances.get(instance)
-        except TypeError:
-            bound = None
-        if bound is None:
-            bound = Function(self._python_function.__get__(instance, owner),
-                             self._input_signature, self._jit_compile,
-                             self._reduce_retracing, self._autograph, self._name)
-            try:
-                self._instances[instance] = bound
-            except TypeError:
-                pass
+            method = _WeakMethod(self._python_function, instance)
+        except TypeError:  # no weak references to it (__slots__): bound for this call
+            return Function(self._python_function.__get__(instance, owner),
+                            self._input_signature, self._jit_compile,
+                            self._reduce_retracing, self._autograph, self._name)
+        bound = Function(method, self._input_signature, self._jit_compile,
+                         self._reduce_retracing, self._autograph, self._name)
+        self._instances[id(instance)] = bound
+        weakref.finalize(instance, self._instances.pop, id(instance), None)
         return bound
 
     def experimental_get_tracing_count(self):
@@ -772,6 +803,10 @@ class Function:
                 f"input_signature, reduce_retracing=True, or pass tensors instead of Python "
                 f"values.", RuntimeWarning, stacklevel=4)
 
+    def _traceable(self):
+        fn = self._python_function
+        return _autograph_convert(fn) if self._autograph else fn
+
     def _trace(self, args, kwargs, forbid_variables=False):
         graph = Graph(self._name)
         graph.forbid_variables = forbid_variables
@@ -798,10 +833,7 @@ class Function:
             # flat tensor order.
             traced_kwargs = {k: nest.map_structure(placeholder_for, kwargs[k])
                              for k in sorted(kwargs)}
-            fn = self._python_function
-            if self._autograph:
-                fn = _autograph_convert(fn)
-            result = fn(*traced_args, **traced_kwargs)
+            result = self._traceable()(*traced_args, **traced_kwargs)
             # As TensorFlow's func_graph: every output leaf but None becomes a Tensor
             # (Python numbers too); anything else is an error.
             result = nest.map_structure(lambda leaf: _as_output(leaf, self._name), result)
@@ -823,7 +855,8 @@ class Function:
                     else v)
             again_args = nest.map_structure(swap, list(args))
             again_kwargs = {k: nest.map_structure(swap, kwargs[k]) for k in sorted(kwargs)}
-            again = fn(*again_args, **again_kwargs)
+            # Looked up now: a closure over the bound method would keep its object alive.
+            again = self._traceable()(*again_args, **again_kwargs)
             return [leaf if isinstance(leaf, Tensor) else leaf.read_value()
                     for leaf in nest.flatten(again) if isinstance(leaf, _Operators)]
 
