@@ -513,6 +513,39 @@ def test_a_list_grows_in_place_in_a_compiled_loop_unless_two_pushes_share_it():
     assert_matches(run(compiled, xv, n), eager(fork, xv, n))
 
 
+def test_lists_of_items_with_an_unknown_dimension_and_loops_over_them_compile(monkeypatch):
+    """A list of lists: the outer list's rows have a size known only at run time (it
+    started with rows of size 0, and wrote past them); a loop variable of such a shape
+    keeps its history compiled."""
+    monkeypatch.setattr(tf.config.settings, "compile_mode", "sync")
+
+    def fn(x, n):
+        outer = []
+        for i in tf.range(3):
+            inner = []
+            for j in tf.range(n):
+                inner.append(x * tf.cast(i + j, F32))
+            outer.append(tf.stack(inner))
+        z = tf.stack(outer)  # [3, None, 2]
+        for _ in tf.range(2):
+            z = tf.tanh(z)
+        return tf.reduce_sum(z)
+
+    def value_and_grad(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x, n)
+        return y, tape.gradient(y, x)
+
+    x = tf.constant([0.3, -0.2])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*runs with NumPy kernels")
+        for n in (1, 40):
+            got = tf.function(value_and_grad)(x, tf.constant(n))
+            want = value_and_grad(x, tf.constant(n))
+            assert_matches([t.numpy() for t in got], [t.numpy() for t in want])
+
+
 def test_reverse_loop_reads_stored_outputs_instead_of_recomputing_them():
     def fn(x):
         with tf.GradientTape() as tape:

@@ -1713,9 +1713,50 @@ def _rnn_outputs(x, n):
             + tf.reduce_sum(tf.pad(y, [[1, 0], [0, 1]]) ** 3))
 
 
+def _rows(x, n):
+    h, outs = x, []
+    for _ in tf.range(n):
+        h = tf.tanh(h * 1.1 + 0.1)
+        outs.append(h)
+    return tf.stack(outs)  # [None, 2]
+
+
+def _ops_on_rows_of_unknown_count(x, n):
+    y = _rows(x, n)
+    w = tf.constant([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]])
+    e = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    return (tf.reduce_sum(tf.reduce_prod(y + 2.0, axis=1))
+            + tf.reduce_sum(tf.math.reduce_logsumexp(y, axis=1))
+            + tf.reduce_sum(tf.einsum("td->d", y))
+            + tf.reduce_sum(tf.tensordot(y, y, axes=[[0], [0]]))
+            + tf.reduce_sum(tf.gather(e, tf.range(tf.shape(y)[0]) % 3) * y)
+            + tf.reduce_sum(tf.pad(y, [[1, 1], [1, 0]], mode="REFLECT") ** 2)
+            + tf.reduce_sum((tf.zeros(tf.shape(y)) + tf.ones(tf.shape(y)) * y) @ w)
+            + tf.reduce_sum(tf.norm(y, axis=1)))
+
+
+def _items_with_an_unknown_dimension(x, n):
+    outer = []
+    for i in tf.range(3):
+        inner = []
+        for j in tf.range(n):
+            inner.append(x * tf.cast(i + j, tf.float32))
+        outer.append(tf.stack(inner))
+    return tf.reduce_sum(tf.sin(tf.stack(outer)))  # [3, None, 2]
+
+
+def _slices_of_stacked_items(x, n):
+    outs = []
+    for i in tf.range(n):
+        outs.append(tf.stack([x, x * tf.cast(i, tf.float32)]))
+    y = tf.stack(outs)  # [None, 2, 2]
+    return tf.reduce_sum(y[-1] ** 2) + tf.reduce_sum(y[:, 0] * 3.0) + tf.reduce_sum(y[1:n])
+
+
 @pytest.mark.parametrize("fn", [_squares_of_appended, _appended_in_a_branch,
                                 _appended_in_an_inner_loop, _reads_its_last_element,
-                                _rnn_outputs])
+                                _rnn_outputs, _ops_on_rows_of_unknown_count,
+                                _items_with_an_unknown_dimension, _slices_of_stacked_items])
 def test_gradient_through_a_list_appended_in_a_tensor_loop_matches_eager(fn):
     def value_and_grad(f, x, n):
         with tf.GradientTape() as tape:
@@ -1800,3 +1841,31 @@ def test_reshape_and_broadcast_to_a_shape_known_when_the_function_runs():
     y, b = tf.function(fn)(x, tf.constant(3))
     assert_same(y, tf.constant([[0.0, 0.0], [1.0, 2.0], [2.0, 4.0]]))
     assert_same(b, tf.constant([[1.0, 2.0]] * 3))
+
+
+def test_slices_with_tensor_bounds_follow_python_slice_rules():
+    x = tf.reshape(tf.range(24.0), [6, 4])
+
+    def f(x, a, b):
+        return x[a:b], x[1:b, a:], x[b:a:-1], x[-b:], x[:a, 2]
+
+    g = tf.function(f)
+    for a, b in ((1, 4), (0, 6), (2, 2), (-3, 5), (5, 1)):
+        assert_same(g(x, tf.constant(a), tf.constant(b)), f(x, a, b))
+    assert g.experimental_get_tracing_count() == 1
+
+
+def test_a_tensor_leaked_out_of_a_loop_body_is_a_clear_error():
+    def f(x, n):
+        seen = []
+
+        def body(i, h):
+            h = tf.tanh(h)
+            seen.append(h)  # a Python side effect: the value exists only in the loop
+            return i + 1, h
+
+        tf.while_loop(lambda i, h: i < n, body, [tf.constant(0), x])
+        return tf.stack(seen)
+
+    with pytest.raises(ValueError, match="inside a tf.cond branch or tf.while_loop body"):
+        tf.function(f)(tf.constant([1.0]), tf.constant(3))

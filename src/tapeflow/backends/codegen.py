@@ -1720,24 +1720,37 @@ def _linear_pushes(body, i):
 def _push_back(cg, node):
     b, item = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     y = node.outputs[0]
-    name = cg.array(b)
-    dims = cg.dims(b)
+    name = _assign(cg, cg.array(b))
+    n = f"{name}.shape[0]"
     push, base = cg.list_bases.get(id(node), (None, None))
-    if push is node:  # `name` is base[:n]: write row n, amortized growth
-        cg.emit(f"if {dims[0]} == {base}.shape[0]:")
+    if push is not node:
+        base = None
+    if item.rank:
+        rows = cg.array(item)
+        if any(d is None for d in y._shape[1:]):
+            # An empty list started before its elements' unknown dimensions were known:
+            # its rows take the first element's shape.
+            cg.emit(f"if {n} == 0 and {name}.shape[1:] != {rows}.shape:")
+            cg.emit(f"    {name} = np.empty((0,) + {rows}.shape, {np_name(y.dtype)})")
+            if base is not None:
+                cg.emit(f"    {base} = np.empty((16,) + {rows}.shape, {np_name(y.dtype)})")
+        code = cg.error("list_element", node)
+        cg.emit(f"if {name}.shape[1:] != {rows}.shape: raise ValueError({code})")
+    if base is not None:  # `name` is base[:n]: write row n, amortized growth
+        cg.emit(f"if {n} == {base}.shape[0]:")
         cg.emit(f"    {base} = grow_rows({base})")
         if item.rank == 0:
-            cg.emit(f"{base}[{dims[0]}] = {cg.scalar(item)}")
+            cg.emit(f"{base}[{n}] = {cg.scalar(item)}")
         else:
-            cg.emit(f"copy_flat({base}, {dims[0]} * {cg.array(item)}.size, {cg.array(item)})")
-        _out(cg, node, _assign(cg, f"{base}[:{dims[0]} + 1]"))
+            cg.emit(f"copy_flat({base}, {n} * {rows}.size, {rows})")
+        _out(cg, node, _assign(cg, f"{base}[:{n} + 1]"))
         return
-    out = cg.new_array(y, [f"{dims[0]} + 1"] + dims[1:])
+    out = cg.new_array(y, [f"{n} + 1"] + [f"{name}.shape[{k}]" for k in range(1, b.rank)])
     cg.emit(f"copy_flat({out}, 0, {name})")
     if item.rank == 0:
-        cg.emit(f"{out}[{dims[0]}] = {cg.scalar(item)}")
+        cg.emit(f"{out}[{n}] = {cg.scalar(item)}")
     else:
-        cg.emit(f"copy_flat({out}, {dims[0]} * {cg.array(item)}.size, {cg.array(item)})")
+        cg.emit(f"copy_flat({out}, {n} * {rows}.size, {rows})")
     _out(cg, node, out)
 
 
@@ -1810,10 +1823,6 @@ def _while(cg, node):
             buffers[i] = cg.fresh("h")
             cg.emit(f"{buffers[i]} = np.empty(16, np.int32)")
         elif keep:
-            body = node.attrs["body"]
-            if None in outs[i]._shape and body.outputs[i] is not body.inputs[i]:
-                raise Unsupported(f"the history of a loop variable whose shape changes "
-                                  f"(at {node.where()}) is not compiled")
             buffers[i] = cg.fresh("h")
             cg.emit(f"{buffers[i]} = np.empty((16,) + {names[i]}.shape, "
                     f"{np_name(loop[i].dtype)})")
@@ -1830,6 +1839,9 @@ def _while(cg, node):
         if i in by_length:
             cg.emit(f"{h}[{count}] = {names[i]}.shape[0]")
         else:
+            if None in outs[i]._shape:  # unknown while tracing: the same at every step?
+                code = cg.error("loop_shape", node)
+                cg.emit(f"if {names[i]}.shape != {h}.shape[1:]: raise ValueError({code})")
             cg.emit(f"copy_flat({h}, {count} * {names[i]}.size, {names[i]})")
     new = cg.subgraph(node.attrs["body"], loop + captured, node, list_bases)
     temps = []

@@ -147,33 +147,32 @@ class CompiledGraph:
         return f"<CompiledGraph {self.graph.name} {self.cache_key[:12]}>"
 
 
+# What a compiled kernel's error codes mean: `raise ValueError(code, value)` in the
+# generated source names one of these, with the node it checks.
+_MESSAGES = {
+    "shape": "Incompatible shapes at run time in {op} at {where}",
+    "negative_power": "Integers to negative integer powers are not allowed",
+    "index": "slice index {value} out of bounds (at {where})",
+    "gather": "indices = {value} is not in {detail} (at {where})",
+    "segment": "segment_ids = {value} is out of range (at {where})",
+    "gather_nd": "indices[{value}] does not index into param shape (at {where})",
+    "label": "Received a label value of {value} which is outside the valid range "
+             "(at {where})",
+    "reshape": "Input to reshape is a tensor with {value} values, but the requested shape "
+               "has another number (at {where})",
+    "loop_shape": "a loop variable changed shape between iterations, which its gradient "
+                  "does not support: build such values in a list with .append (at {where})",
+    "list_element": "cannot append an element whose shape differs from the list's elements "
+                    "(at {where})",
+    "empty_list": "trying to pop from an empty list (at {where})",
+    "range": "Requires delta != 0 and start <= limit when delta > 0 (at {where})",
+}
+
+
 def _message(kind, node, detail, value):
     op = node.op.name
-    where = node.where()
-    if kind == "shape":
-        text = f"Incompatible shapes at run time in {op} at {where}"
-    elif kind == "negative_power":
-        text = "Integers to negative integer powers are not allowed"
-    elif kind == "index":
-        text = f"slice index {value} out of bounds (at {where})"
-    elif kind == "gather":
-        text = f"indices = {value} is not in {detail} (at {where})"
-    elif kind == "segment":
-        text = f"segment_ids = {value} is out of range (at {where})"
-    elif kind == "gather_nd":
-        text = f"indices[{value}] does not index into param shape (at {where})"
-    elif kind == "label":
-        text = (f"Received a label value of {value} which is outside the valid range "
-                f"(at {where})")
-    elif kind == "reshape":
-        text = (f"Input to reshape is a tensor with {value} values, but the requested shape "
-                f"has another number (at {where})")
-    elif kind == "empty_list":
-        text = f"trying to pop from an empty list (at {where})"
-    elif kind == "range":
-        text = f"Requires delta != 0 and start <= limit when delta > 0 (at {where})"
-    else:
-        text = f"{kind} (at {where})"
+    template = _MESSAGES.get(kind, kind + " (at {where})")
+    text = template.format(op=op, where=node.where(), detail=detail, value=value)
     return f"{text} [Op:{op}]"
 
 

@@ -57,6 +57,9 @@ class Graph:
         # watch: ops on them become nodes, so gradients can reach them.
         self.lift_ids = frozenset()
         self.created_variables = 0  # Variables created while tracing this graph
+        # Set when a branch or loop body has been traced: its values exist only inside
+        # the node that runs it.
+        self.closed = False
         self.forbid_variables = False
 
     def placeholder(self, shape, dtype, name="x"):

@@ -101,8 +101,19 @@ def _with_location(error, location):
         return InvalidArgumentError(message)
 
 
+def _leaked(x):
+    where = user_location()
+    return ValueError(
+        f"a tensor computed inside a tf.cond branch or tf.while_loop body ({x!r}) is used "
+        f"outside of it, at {where}: return it from the branch or body instead (a loop "
+        f"can carry a list as a loop variable)")
+
+
 def bind_symbolic(graph, op, inputs, attrs):
     """bind() while tracing: infer the outputs, append a Node, let tapes record it."""
+    for x in inputs:
+        if isinstance(x, Symbolic) and x.graph is not graph and x.graph.closed:
+            raise _leaked(x)
     inputs = [graph.capture(x) if (x.graph is not graph if isinstance(x, Symbolic)
                                    else x._id in graph.lift_ids) else x for x in inputs]
     try:

@@ -260,7 +260,8 @@ def _dynamic_broadcast_to(op, inputs, attrs, batch):
 def _dynamic_strided_slice_grad(op, inputs, attrs, batch):
     dy, shape = inputs
     return Batched(bind(op, [dy.inner, _batched_shape(shape, batch)],
-                        {"key": (_ALL,) + tuple(attrs["key"])}))
+                        {"key": (_ALL,) + tuple(attrs["key"]),
+                         "hint": _batched_hint(attrs.get("hint"), shape._shape[0], batch)}))
 
 
 @batch_rule("ReverseV2")

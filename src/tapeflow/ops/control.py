@@ -57,6 +57,7 @@ def _trace_subgraph(name, fn, inputs_like=()):
     with tracing(graph):
         placeholders = graph.placeholders_like(inputs_like, "loop_var")
         result = fn(*placeholders)
+    graph.closed = True
     return graph, result
 
 

@@ -130,14 +130,32 @@ CONST_FILL = register(OpDef(
     emit="np.full", differentiable=False))
 
 
+def _filled_at_run_time(shape, value, dtype):
+    """`value` broadcast to a shape the traced graph computes (`tf.shape(x)` of a tensor
+    with an unknown dimension), or None when `shape` is known now."""
+    from .shape import _runtime_shape
+    dynamic = _runtime_shape(shape)
+    if dynamic is None:
+        return None
+    from .dynamic import dynamic_broadcast_to
+    value = value if isinstance(value, _Operators) else convert_to_tensor(value, dtype=dtype)
+    return dynamic_broadcast_to(value, *dynamic)
+
+
 def zeros(shape, dtype=dtypes.float32, name=None):
     """A tensor of zeros, as `tf.zeros`."""
+    filled = _filled_at_run_time(shape, 0, dtypes.as_dtype(dtype))
+    if filled is not None:
+        return filled
     shape = _shape_tuple(shape, "Zeros")
     return bind(CONST_FILL, (), {"shape": shape, "dtype": dtypes.as_dtype(dtype), "value": 0})
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
     """A tensor of ones, as `tf.ones`."""
+    filled = _filled_at_run_time(shape, 1, dtypes.as_dtype(dtype))
+    if filled is not None:
+        return filled
     shape = _shape_tuple(shape, "Ones")
     return bind(CONST_FILL, (), {"shape": shape, "dtype": dtypes.as_dtype(dtype), "value": 1})
 
@@ -158,7 +176,14 @@ def ones_like(input, dtype=None, name=None):  # noqa: A002
 
 def fill(dims, value, name=None):
     """A tensor of shape `dims` filled with the scalar `value`."""
-    return bind(FILL, (rules.as_tensor(value),), {"shape": _shape_tuple(dims, "Fill")})
+    value = rules.as_tensor(value)
+    if value._shape:
+        raise InvalidArgumentError(f"value must be a scalar, got {rules.describe(value)} "
+                                   f"[Op:Fill]", op="Fill")
+    filled = _filled_at_run_time(dims, value, value.dtype)
+    if filled is not None:
+        return filled
+    return bind(FILL, (value,), {"shape": _shape_tuple(dims, "Fill")})
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):

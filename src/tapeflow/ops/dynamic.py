@@ -106,9 +106,9 @@ DYNAMIC_BROADCAST_TO = register(OpDef(
 
 # -- the gradient of a slice -------------------------------------------------------------
 
-def _slice_grad_infer(dy, shape, key):
+def _slice_grad_infer(dy, shape, key, hint=None):
     from .shape import _Aval, _slice_infer
-    out = _target("DynamicStridedSliceGrad", shape, None)
+    out = _target("DynamicStridedSliceGrad", shape, hint)
     expected, _ = _slice_infer(_Aval(out, dy.dtype), key)
     if len(expected) != len(dy._shape) or any(
             a is not None and b is not None and a != b for a, b in zip(expected, dy._shape)):
@@ -117,7 +117,7 @@ def _slice_grad_infer(dy, shape, key):
     return out, dy.dtype
 
 
-def _slice_grad_kernel(dy, shape, key):
+def _slice_grad_kernel(dy, shape, key, hint=None):
     from .shape import _slice_grad_kernel as static
     return static(dy, _dims(shape), key)
 
@@ -126,6 +126,7 @@ DYNAMIC_STRIDED_SLICE_GRAD = register(OpDef(
     name="DynamicStridedSliceGrad", args=("dy", "shape"), infer=_slice_grad_infer,
     eager=_slice_grad_kernel, emit="dynamic_strided_slice_grad",
     grad=lambda ctx, g: (slice_of(g, ctx.attrs["key"]), None)))
+# (`hint`, as for the ops above, holds the dimensions of the input known while tracing.)
 
 
 def slice_of(x, key):
@@ -183,7 +184,8 @@ def scatter_slice_to_input(dy, ctx, key):
     shape = ctx.shapes[0]
     if None not in shape:
         return bind(STRIDED_SLICE_GRAD, (dy,), {"shape": shape, "key": key})
-    return bind(DYNAMIC_STRIDED_SLICE_GRAD, (dy, input_shape(ctx, 0)), {"key": key})
+    return bind(DYNAMIC_STRIDED_SLICE_GRAD, (dy, input_shape(ctx, 0)),
+                {"key": key, "hint": shape})
 
 
 def element_count(ctx, i=0):

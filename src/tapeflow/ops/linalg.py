@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, UnimplementedError
 from ..tensor import Tensor
 from . import rules
+from .dynamic import input_shape
 from .elementwise import abs, cast, maximum, multiply, pow, sqrt, square, where
 from .registry import OpDef, bind, register
 from .rules import is_float, is_numeric, unbroadcast
@@ -244,7 +245,7 @@ def _fresh_labels(used, n):
     return free[:n]
 
 
-def _operand_grad(dy, out, x_labels, x_shape, others, broadcast):
+def _operand_grad(dy, out, x_labels, x_shape, others, broadcast, runtime_shape=None):
     """Gradient of one einsum operand: dy contracted with the other operands, broadcast
     over the labels only this operand has, and put back on the diagonal for labels this
     operand repeats ('ii->i')."""
@@ -267,7 +268,10 @@ def _operand_grad(dy, out, x_labels, x_shape, others, broadcast):
     if len(kept) < len(unique):  # labels summed away in the forward: broadcast back
         from .shape import broadcast_to, reshape
         g = reshape(g, [size[label] if label in kept else 1 for label in unique])
-        g = broadcast_to(g, [size[label] for label in unique])
+        target = [size[label] for label in unique]
+        if None in target and unique == x_labels:  # known when the graph runs
+            target = runtime_shape
+        g = broadcast_to(g, target)
     if len(unique) < len(x_labels):  # repeated labels: embed on the diagonal
         from .creation import eye
         fresh = iter(_fresh_labels(set(x_labels) | present, len(x_labels)))
@@ -290,15 +294,16 @@ def _operand_grad(dy, out, x_labels, x_shape, others, broadcast):
 def _einsum_grad(ctx, dy):
     (la, lb), out = _split(ctx.attrs["equation"])
     bc = ctx.attrs["broadcast"]
-    return (_operand_grad(dy, out, la, ctx.shapes[0], [(lb, ctx.b)], bc) if ctx.needs[0]
-            else None,
-            _operand_grad(dy, out, lb, ctx.shapes[1], [(la, ctx.a)], bc) if ctx.needs[1]
-            else None)
+    return (_operand_grad(dy, out, la, ctx.shapes[0], [(lb, ctx.b)], bc,
+                          input_shape(ctx, 0)) if ctx.needs[0] else None,
+            _operand_grad(dy, out, lb, ctx.shapes[1], [(la, ctx.a)], bc,
+                          input_shape(ctx, 1)) if ctx.needs[1] else None)
 
 
 def _unary_einsum_grad(ctx, dy):
     (la,), out = _split(ctx.attrs["equation"])
-    return (_operand_grad(dy, out, la, ctx.shapes[0], [], ctx.attrs["broadcast"]),)
+    return (_operand_grad(dy, out, la, ctx.shapes[0], [], ctx.attrs["broadcast"],
+                          input_shape(ctx, 0)),)
 
 
 EINSUM = register(OpDef(
@@ -438,7 +443,7 @@ def tensordot(a, b, axes, name=None):
         i, j = int(i), int(j)
         if not (-ra <= i < ra and -rb <= j < rb):
             raise ValueError(f"tensordot axes out of range: {axes}")
-        if a._shape[i] != b._shape[j]:
+        if a._shape[i] != b._shape[j] and None not in (a._shape[i], b._shape[j]):
             raise InvalidArgumentError(
                 f"Matrix size-incompatible: tensordot contracts axis {i} of {_dims(a._shape)} "
                 f"(size {a._shape[i]}) with axis {j} of {_dims(b._shape)} (size "

@@ -27,6 +27,14 @@ def _grow(base, rows):
 
 def _push_back_kernel(buffer, item):
     n = buffer.shape[0]
+    if buffer.shape[1:] != np.shape(item):
+        if n:
+            raise InvalidArgumentError(
+                f"TensorListPushBack: cannot append an element of shape {list(np.shape(item))} "
+                f"to a list of elements of shape {list(buffer.shape[1:])} "
+                f"[Op:TensorListPushBack]", op="TensorListPushBack")
+        # An empty list started before its elements' unknown dimensions were known.
+        buffer = np.empty((0,) + np.shape(item), dtype=buffer.dtype)
     base = buffer.base
     if (isinstance(base, np.ndarray) and _ROWS_IN_USE.get(id(base)) == n
             and n < base.shape[0] and buffer.ctypes.data == base.ctypes.data
@@ -51,13 +59,17 @@ def _element_shape(op_name, buffer):
 def _push_back_infer(buffer, item):
     rules.check_same_dtype("TensorListPushBack", (buffer, item))
     element = _element_shape("TensorListPushBack", buffer)
+    n = buffer._shape[0]
+    if n == 0 and len(element) == len(item._shape):
+        # No rows yet: the elements' shape is the item's (an empty list of elements with
+        # unknown dimensions starts as rows of size 0).
+        return (1,) + tuple(item._shape), buffer.dtype
     if len(element) != len(item._shape) or any(
             a is not None and b is not None and a != b for a, b in zip(element, item._shape)):
         raise InvalidArgumentError(
             f"TensorListPushBack: cannot append an element of shape {list(item._shape)} to "
             f"a list of elements of shape {list(element)} [Op:TensorListPushBack]",
             op="TensorListPushBack")
-    n = buffer._shape[0]
     merged = tuple(a if a is not None else b for a, b in zip(element, item._shape))
     return (None if n is None else n + 1,) + merged, buffer.dtype
 

@@ -38,6 +38,9 @@ def _kept_shape(shape, axis):
 
 
 def _reduced_count(shape, axis):
+    """The number of elements the axes hold; None when one is unknown while tracing."""
+    if any(shape[a] is None for a in axis):
+        return None
     return math.prod(shape[a] for a in axis)
 
 
@@ -147,12 +150,24 @@ def _prod_grad(ctx, dy):
     other = tuple(i for i in range(len(shape)) if i not in axis)
     perm = axis + other
     inverse = tuple(np.argsort(perm).tolist())
-    folded = reshape(transpose(ctx.input, perm),
-                     (_reduced_count(shape, axis), _reduced_count(shape, other)))
+    permuted = tuple(shape[p] for p in perm)
+    if None in shape:  # known when the graph runs
+        from .dynamic import dynamic_reshape
+        from .shape import stack
+        dims = input_shape(ctx)
+        count = reduce_prod(gather(dims, list(axis))) if axis else 1
+        folded = dynamic_reshape(transpose(ctx.input, perm), stack([count, -1]),
+                                 hint=(_reduced_count(shape, axis), _reduced_count(shape, other)))
+    else:
+        folded = reshape(transpose(ctx.input, perm),
+                         (_reduced_count(shape, axis), _reduced_count(shape, other)))
     others = (cumprod(folded, axis=0, exclusive=True)
               * cumprod(folded, axis=0, exclusive=True, reverse=True))
-    others = transpose(reshape(others, tuple(shape[p] for p in perm)), inverse)
-    return (_sum_grad(ctx, dy) * others,)
+    if None in shape:
+        others = dynamic_reshape(others, gather(dims, list(perm)), hint=permuted)
+    else:
+        others = reshape(others, permuted)
+    return (_sum_grad(ctx, dy) * transpose(others, inverse),)
 
 
 SUM = register(OpDef(

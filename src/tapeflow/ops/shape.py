@@ -188,7 +188,7 @@ def _pack_infer(*values, axis):
 PACK = register(OpDef(
     name="Pack", args=("values",),  # variadic: every input is one of `values`
     infer=_pack_infer, eager=lambda *values, axis: np.stack(values, axis), emit="np.stack",
-    grad=lambda ctx, dy: tuple(unstack(dy, axis=ctx.attrs["axis"]))))
+    grad=lambda ctx, dy: tuple(unstack(dy, num=len(ctx.shapes), axis=ctx.attrs["axis"]))))
 
 
 def _unpack_infer(value, axis):
@@ -392,7 +392,8 @@ def _mirror_pad_grad_kernel(dy, paddings, mode):
 
 
 def _mirror_pad_grad_infer(dy, paddings, mode):
-    return tuple(d - lo - hi for d, (lo, hi) in zip(dy._shape, paddings)), dy.dtype
+    return tuple(None if d is None else d - lo - hi
+                 for d, (lo, hi) in zip(dy._shape, paddings)), dy.dtype
 
 
 MIRROR_PAD = register(OpDef(
@@ -587,7 +588,7 @@ def _gather_grad(ctx, dy):
     # dy to the front (after the batch ones), then sum rows into their slots.
     p_shape, i_shape = ctx.shapes
     axis, batch_dims = ctx.attrs["axis"] % len(p_shape), ctx.attrs["batch_dims"]
-    if p_shape[axis] is None:
+    if None in p_shape or None in i_shape:
         return _gather_grad_unknown_size(ctx, dy, axis, batch_dims), None
     batch_dims += len(i_shape) if batch_dims < 0 else 0
     b, n_idx = batch_dims, len(i_shape) - batch_dims
@@ -610,16 +611,29 @@ def _gather_grad(ctx, dy):
 
 
 def _gather_grad_unknown_size(ctx, dy, axis, batch_dims):
-    """Gather from a tensor whose gathered axis has a size known only at run time (a
-    loop's history): add the rows into zeros shaped like it."""
-    if axis != 0 or batch_dims != 0 or None in ctx.shapes[0][1:]:
+    """Gather with shapes known only at run time (a loop's history, a list built in a
+    loop, indices of a computed length): add the rows into zeros shaped like the params,
+    with the gathered axis moved to the front and back."""
+    p_shape, i_shape = ctx.shapes
+    n_idx = len(i_shape)
+    rest = p_shape[:axis] + p_shape[axis + 1:]
+    if batch_dims != 0 or (n_idx != 1 and None in rest):
         raise UnimplementedError(
-            f"the gradient of GatherV2 along axis {axis} of a tensor of shape "
-            f"{list(ctx.shapes[0])} needs that axis' size [Op:GatherV2]", op="GatherV2")
+            f"the gradient of GatherV2 (axis {axis}, batch_dims {batch_dims}) of a tensor "
+            f"of shape {list(p_shape)} with indices of shape {list(i_shape)} needs shapes "
+            f"known while tracing [Op:GatherV2]", op="GatherV2")
     from .creation import zeros_like
-    rest = ctx.shapes[0][1:]
-    rows = reshape(dy, (-1,) + tuple(rest))
-    return tensor_scatter_nd_add(zeros_like(ctx.params), reshape(ctx.indices, (-1, 1)), rows)
+    front = [axis] + [d for d in range(len(p_shape)) if d != axis]
+    inverse = tuple(np.argsort(front).tolist())
+    # dy holds the index dimensions where `axis` was: move them to the front, as rows.
+    rank = len(dy._shape)
+    rows = transpose(dy, list(range(axis, axis + n_idx)) + list(range(axis))
+                     + list(range(axis + n_idx, rank)))
+    if n_idx != 1:
+        rows = reshape(rows, (-1,) + tuple(rest))
+    summed = tensor_scatter_nd_add(transpose(zeros_like(ctx.params), front),
+                                   reshape(ctx.indices, (-1, 1)), rows)
+    return transpose(summed, inverse)
 
 
 GATHER = register(OpDef(
@@ -847,7 +861,13 @@ def reshape(tensor, shape, name=None):
     dynamic = _runtime_shape(shape)
     if dynamic is not None:
         return dynamic_reshape(_tensor(tensor), *dynamic)
-    return bind(RESHAPE, (_tensor(tensor),), {"shape": _int_tuple(shape, "shape")})
+    x = _tensor(tensor)
+    if _is_symbolic(x) and isinstance(shape, (list, tuple)) and None in shape and \
+            -1 not in shape and list(shape).count(None) == 1:
+        # A shape read off a traced tensor (a gradient rule's, say) with one dimension
+        # unknown until the graph runs: it is what the others leave.
+        shape = [-1 if d is None else d for d in shape]
+    return bind(RESHAPE, (x,), {"shape": _int_tuple(shape, "shape")})
 
 
 def transpose(a, perm=None, conjugate=False, name="transpose"):
@@ -912,6 +932,11 @@ def unstack(value, num=None, axis=0, name="unstack"):
     """The slices of `value` along `axis`, as a list of tensors."""
     x = _tensor(value)
     axis = _int_scalar(axis)
+    if num is not None and x._shape and -len(x._shape) <= axis < len(x._shape) and \
+            x._shape[axis] is None:  # unknown while tracing: `num` says it
+        hint = list(x._shape)
+        hint[axis] = num
+        x = dynamic_reshape(x, shape(x), hint=hint)
     if num is not None and x._shape and -len(x._shape) <= axis < len(x._shape) and (
             x._shape[axis] != num):
         raise _error("Unpack", f"Input shape axis {axis % len(x._shape)} must equal {num}, "
@@ -993,7 +1018,7 @@ def strided_slice(input_, begin, end=None, strides=None, begin_mask=0, end_mask=
     if end is None:
         key = begin
         parts = key if isinstance(key, (tuple, list)) else (key,)
-        if any(_is_symbolic(k) for k in parts):
+        if any(_is_symbolic(k) or _has_tensor_bounds(k) for k in parts):
             return _slice_with_tensor_indices(x, tuple(parts))
     else:
         begin, end = _int_tuple(begin, "begin"), _int_tuple(end, "end")
@@ -1017,24 +1042,70 @@ def _is_symbolic(k):
     return isinstance(k, _Operators) and getattr(k, "_value", 0) is None
 
 
+def _has_tensor_bounds(k):
+    return isinstance(k, _slice) and any(_is_symbolic(b) for b in (k.start, k.stop, k.step))
+
+
 def _slice_with_tensor_indices(x, key):
-    """`x[t]` where t is a tensor known only when a traced function runs (`for t in
-    tf.range(n)`): slice the static part, then gather each tensor index's axis."""
-    static = tuple(_slice(None) if _is_symbolic(k) else k for k in key)
+    """`x[t]` or `x[a:b]` where t, a or b are tensors known only when a traced function
+    runs (`for t in tf.range(n)`): slice the static part, then gather along each axis
+    that a tensor indexes (`a:b` gathers the range Python's slice rules give)."""
+    static = tuple(_slice(None) if _is_symbolic(k) or _has_tensor_bounds(k) else k
+                   for k in key)
     y = strided_slice(x, static)
     consumed = sum(k is not None and k is not Ellipsis for k in key)
-    axis, picks = 0, []
+    axis, picks, dim = 0, [], 0  # axis: in y; dim: in x
     for k in key:
         if k is Ellipsis:
             axis += len(x._shape) - consumed
-        elif k is None or isinstance(k, _slice):
+            dim += len(x._shape) - consumed
+        elif k is None:
             axis += 1
+        elif _has_tensor_bounds(k):
+            picks.append((axis, _slice_positions(x, dim, k), False))
+            axis += 1
+            dim += 1
+        elif isinstance(k, _slice):
+            axis += 1
+            dim += 1
         elif _is_symbolic(k):
-            picks.append((axis, k))
+            picks.append((axis, k, True))
             axis += 1
-    for removed, (position, index) in enumerate(picks):
+            dim += 1
+        else:
+            dim += 1
+    removed = 0
+    for position, index, drops in picks:
         y = gather(y, index, axis=position - removed)
+        removed += drops
     return y
+
+
+def _slice_positions(x, dim, k):
+    """The positions `start:stop:step` selects along axis `dim` of x, as an int32 tensor
+    computed when the graph runs (negative bounds count from the end, then clamp)."""
+    from .creation import range as range_
+    from .elementwise import cast, maximum, minimum, where
+    if k.step is not None and _is_symbolic(k.step):
+        raise TypeError("a slice step must be a Python int inside tf.function, got a tensor")
+    step = 1 if k.step is None else _index(k.step, k)
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    n = x._shape[dim]
+    n = shape(x)[dim] if n is None else n
+
+    def bound(b, default, low, high):
+        if b is None:
+            return default
+        b = cast(b, dtypes.int32) if _is_symbolic(b) else _index(b, k)
+        b = where(b < 0, b + n, b) if _is_symbolic(b) else (b + n if b < 0 else b)
+        return minimum(maximum(b, low), high)
+
+    if step > 0:
+        start, stop = bound(k.start, 0, 0, n), bound(k.stop, n, 0, n)
+        return range_(start, maximum(stop, start), step)
+    start, stop = bound(k.start, n - 1, -1, n - 1), bound(k.stop, -1, -1, n - 1)
+    return range_(start, minimum(stop, start), step)
 
 
 def slice(input_, begin, size, name=None):
