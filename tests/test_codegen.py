@@ -546,6 +546,32 @@ def test_lists_of_items_with_an_unknown_dimension_and_loops_over_them_compile(mo
             assert_matches([t.numpy() for t in got], [t.numpy() for t in want])
 
 
+def test_a_dimension_unknown_while_tracing_broadcasts_when_it_is_one(monkeypatch):
+    """[None] + [5]: TensorFlow broadcasts when the unknown size is 1 at run time, and
+    raises for another size; the compiled loop and the gradient do the same."""
+    monkeypatch.setattr(tf.config.settings, "compile_mode", "sync")
+
+    def fn(x, n):
+        outs = []
+        for i in tf.range(n):
+            outs.append(tf.reduce_sum(x) * tf.cast(i + 1, F32))
+        return tf.stack(outs) + tf.range(5.0)
+
+    def value_and_grad(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(fn(x, n) ** 2)
+        return y, tape.gradient(y, x)
+
+    x = tf.constant([1.0, 2.0])
+    compiled = tf.function(value_and_grad)
+    for n in (1, 5):
+        assert_matches([t.numpy() for t in compiled(x, tf.constant(n))],
+                       [t.numpy() for t in value_and_grad(x, tf.constant(n))])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Incompatible shapes"):
+        compiled(x, tf.constant(2))
+
+
 def test_reverse_loop_reads_stored_outputs_instead_of_recomputing_them():
     def fn(x):
         with tf.GradientTape() as tape:

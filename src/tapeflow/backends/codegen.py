@@ -523,8 +523,11 @@ class _FusedLoop:
         if r is not None:
             return r
         shape = self.g.shape
-        flags = tuple(v.shape[k] == 1 and shape[d] != 1 for k, d in enumerate(dims))
-        if v.rank == 0 or all(flags):
+        # A flag per dimension: True where the value broadcasts (size 1), "runtime" where
+        # its size is unknown while tracing and the loop's is known: it may be 1 then.
+        flags = tuple("runtime" if v.shape[k] is None and shape[d] not in (None, 1) else
+                      v.shape[k] == 1 and shape[d] != 1 for k, d in enumerate(dims))
+        if v.rank == 0 or all(f is True for f in flags):
             mode = "scalar"
         elif not any(flags) and v.rank == self.rank:
             mode = "full"
@@ -573,7 +576,13 @@ class _FusedLoop:
         bounds = []
         for d in range(rank):
             source = None
-            for r in self.reads.values():
+            if g.shape[d] is not None and any(
+                    r.mode != "scalar" and d in r.dims and r.val.shape[r.dims.index(d)] is None
+                    for r in self.reads.values()):
+                # An input whose size here is unknown while tracing must have the known
+                # size (checked below): the known one bounds the loop.
+                source = cg.runtime_ints([g.shape[d]])[0]
+            for r in self.reads.values() if source is None else ():
                 if r.mode != "scalar" and d in r.dims and not r.flags[r.dims.index(d)]:
                     source = f"{cg.array(r.val)}.shape[{r.dims.index(d)}]"
                     break
@@ -594,10 +603,19 @@ class _FusedLoop:
             bounds.append(name)
         self.bounds = bounds
         # Shapes unknown at trace time are checked at run time.
+        self.strides = {}
         for r in self.reads.values():
             if r.mode == "scalar":
                 continue
             for k, d in enumerate(r.dims):
+                if r.flags[k] == "runtime":  # 1 broadcasts; anything else must match
+                    size = f"{cg.array(r.val)}.shape[{k}]"
+                    code = cg.error("shape", first)
+                    cg.emit(f"if {size} != 1 and {size} != {bounds[d]}: "
+                            f"raise ValueError({code})")
+                    stride = self.strides[(id(r), k)] = cg.fresh("s")
+                    cg.emit(f"{stride} = 0 if {size} == 1 else 1")
+                    continue
                 if r.flags[k]:
                     continue
                 if r.val.shape[k] is None or g.shape[d] is None:
@@ -749,7 +767,8 @@ class _FusedLoop:
             if flat:
                 cg.emit(f"{r.var} = {r.flat}[{indices[0]}]")
             else:
-                idx = ["0" if r.flags[k] else indices[d] for k, d in enumerate(r.dims)]
+                idx = [f"{indices[d]} * {self.strides[(id(r), k)]}" if r.flags[k] == "runtime"
+                       else "0" if r.flags[k] else indices[d] for k, d in enumerate(r.dims)]
                 cg.emit(f"{r.var} = {cg.array(r.val)}{_index(idx)}")
         for node in self.g.nodes:
             operands = [self.operand(node, i) for i in range(len(node.inputs))]

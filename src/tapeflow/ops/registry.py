@@ -109,6 +109,17 @@ def lookup(name):
         raise LookupError(f"No op named {name!r} in the tapeflow op table") from None
 
 
+class TracedShape(tuple):
+    """An input's shape with dimensions unknown while tracing (None), and the symbolic
+    tensor `of` which it is the shape: rules such as unbroadcast read the unknown
+    dimensions in the running graph."""
+
+    def __new__(cls, shape, of):
+        self = super().__new__(cls, shape)
+        self.of = of
+        return self
+
+
 class TapeEntry:
     """One recorded op: only ids, shapes and the values its gradient rule declared.
 
@@ -133,20 +144,20 @@ class TapeEntry:
             x = inputs[0]
             self.in_ids, self.shapes, self.dtypes = (x._id,), (x._shape,), (x.dtype,)
             if None in x._shape:
-                self.traced_inputs = (x,)
+                self._traced(inputs)
         elif len(inputs) == 2:
             x, y = inputs
             self.in_ids = (x._id, y._id)
             self.shapes = (x._shape, y._shape)
             self.dtypes = (x.dtype, y.dtype)
             if None in x._shape or None in y._shape:
-                self.traced_inputs = (x, y)
+                self._traced(inputs)
         else:
             self.in_ids = tuple([x._id for x in inputs])
             self.shapes = tuple([x._shape for x in inputs])
             self.dtypes = tuple([x.dtype for x in inputs])
             if any(None in s for s in self.shapes):
-                self.traced_inputs = tuple(inputs)
+                self._traced(inputs)
         if len(outputs) == 1:
             self.out_ids = (outputs[0]._id,)
             self.out_shapes = self.out_dtypes = None  # a single dy always arrives
@@ -154,6 +165,11 @@ class TapeEntry:
             self.out_ids = tuple([y._id for y in outputs])
             self.out_shapes = tuple([y._shape for y in outputs])
             self.out_dtypes = tuple([y.dtype for y in outputs])
+
+    def _traced(self, inputs):
+        self.traced_inputs = tuple(inputs)
+        self.shapes = tuple(TracedShape(x._shape, x) if None in x._shape else x._shape
+                            for x in inputs)
 
     def __getattr__(self, name):
         # Only called for names that are not slots: the declared saves.

@@ -152,6 +152,15 @@ def normalize_axis(op_name, axis, rank):
     return tuple(sorted(set(out)))
 
 
+def _summed_if_one(g, x, k):
+    """g summed over axis k (kept) when x's axis k is 1 when the graph runs."""
+    from .control import cond
+    from .reduce import reduce_sum
+    from .shape import shape as shape_of
+    return cond(shape_of(x)[k] == 1, lambda: reduce_sum(g, axis=k, keepdims=True),
+                lambda: g)
+
+
 def unbroadcast(dy, shape):
     """Sums `dy` down to `shape`: the gradient of broadcasting a value of `shape`."""
     if dy is None or dy._shape == shape:
@@ -165,11 +174,17 @@ def unbroadcast(dy, shape):
         if d == 1 and dy._shape[extra + i] != 1:
             axes.append(extra + i)
     if None in shape:
-        # Dimensions unknown while tracing are taken as not broadcast (the known ones
-        # say which axes were): sum the new leading axes, then the size-1 ones in place.
+        # Sum the new leading axes, then the size-1 ones in place; a dimension unknown
+        # while tracing was broadcast if it is 1 when the graph runs (asked then, when
+        # the shape says of which tensor it is).
         out = reduce_sum(dy, axis=list(range(extra))) if extra else dy
         ones = [a - extra for a in axes[extra:]]
-        return reduce_sum(out, axis=ones, keepdims=True) if ones else out
+        out = reduce_sum(out, axis=ones, keepdims=True) if ones else out
+        of = getattr(shape, "of", None)
+        for k, d in enumerate(shape):
+            if d is None and of is not None and out._shape[k] not in (None, 1):
+                out = _summed_if_one(out, of, k)
+        return out
     out = reduce_sum(dy, axis=axes) if axes else dy
     if out._shape != tuple(shape):
         out = reshape(out, shape)
