@@ -1732,7 +1732,8 @@ def _ops_on_rows_of_unknown_count(x, n):
             + tf.reduce_sum(tf.gather(e, tf.range(tf.shape(y)[0]) % 3) * y)
             + tf.reduce_sum(tf.pad(y, [[1, 1], [1, 0]], mode="REFLECT") ** 2)
             + tf.reduce_sum((tf.zeros(tf.shape(y)) + tf.ones(tf.shape(y)) * y) @ w)
-            + tf.reduce_sum(tf.norm(y, axis=1)))
+            + tf.reduce_sum(tf.norm(y, axis=1))
+            + tf.reduce_sum(tf.gather_nd(y, [[0, 1], [1, 0]]) ** 2))
 
 
 def _items_with_an_unknown_dimension(x, n):
@@ -1869,3 +1870,17 @@ def test_a_tensor_leaked_out_of_a_loop_body_is_a_clear_error():
 
     with pytest.raises(ValueError, match="inside a tf.cond branch or tf.while_loop body"):
         tf.function(f)(tf.constant([1.0]), tf.constant(3))
+
+
+def test_jacobian_of_a_target_of_unknown_shape_inside_a_function_says_what_to_do():
+    def f(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            outs = []
+            for _ in tf.range(n):
+                outs.append(tf.sin(x))
+            y = tf.stack(outs)
+        return tape.jacobian(y, x)
+
+    with pytest.raises(tf.errors.UnimplementedError, match="GradientTape outside"):
+        tf.function(f)(tf.constant([1.0, 2.0]), tf.constant(3))

@@ -10,6 +10,7 @@ form, runs the per-row loop instead, as TensorFlow falls back from pfor to a whi
 import numpy as np
 
 from .. import nest
+from ..errors import UnimplementedError
 from ..ops.batching import Batched, NotBatchable, stacked, vectorized
 from ..tensor import Tensor, _Operators, wrap
 from .tape import UnconnectedGradients, _source_id
@@ -77,8 +78,19 @@ def _finish(stack, source, lead_shape, mode):
     return reshape(stack, shape)
 
 
+def _known_shape(what, x):
+    shape = tuple(x.shape)
+    if None in shape:
+        raise UnimplementedError(
+            f"tapeflow computes a jacobian inside tf.function only when its {what} has a "
+            f"shape known while tracing, not {list(shape)} (a list built in a tensor loop, say). "
+            f"Use a GradientTape outside the function instead: its jacobian is computed "
+            f"on the values the call returns", op="Jacobian")
+
+
 def full_jacobian(tape, target, sources, mode, parallel_iterations, use_pfor):
     target = _as_target(target)
+    _known_shape("target", target)
     flat_sources = nest.flatten(sources)
     ids = [_source_id(s) for s in flat_sources]
     if use_pfor and target.dtype.is_floating and all(target._shape):
@@ -95,6 +107,8 @@ def full_jacobian(tape, target, sources, mode, parallel_iterations, use_pfor):
 
 def batch_jacobian(tape, target, source, mode, parallel_iterations, use_pfor):
     target = _as_target(target)
+    _known_shape("target", target)
+    _known_shape("source", source)
     t_shape, s_shape = tuple(target._shape), tuple(source.shape)
     if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
         raise ValueError(

@@ -722,7 +722,17 @@ def _gather_nd_kernel(params, indices, batch_dims):
 GATHER_ND = register(OpDef(
     name="GatherNd", args=("params", "indices"), infer=_gather_nd_infer,
     eager=_gather_nd_kernel, emit="gather_nd", saves=("indices",),
-    grad=lambda ctx, dy: (scatter_nd(ctx.indices, dy, ctx.shapes[0]), None)))
+    grad=lambda ctx, dy: (_gather_nd_grad(ctx, dy), None)))
+
+
+def _gather_nd_grad(ctx, dy):
+    shape = ctx.shapes[0]
+    if None in shape:  # known when the graph runs: add into zeros of the params' shape
+        from .creation import zeros
+        from .dynamic import input_shape
+        return tensor_scatter_nd_add(zeros(input_shape(ctx, 0), dtype=dy.dtype),
+                                     ctx.indices, dy)
+    return scatter_nd(ctx.indices, dy, shape)
 
 
 def _scatter_nd_infer(indices, updates, shape):
