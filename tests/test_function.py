@@ -1856,6 +1856,25 @@ def test_slices_with_tensor_bounds_follow_python_slice_rules():
     assert g.experimental_get_tracing_count() == 1
 
 
+def test_tile_with_multiples_known_when_the_function_runs():
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+
+    def f(x, k):
+        return tf.tile(x, [k, 2]), tf.tile(x, tf.stack([1, k]))
+
+    def value_and_grad(f, x, k):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            a, b = f(x, k)
+            y = tf.reduce_sum(a ** 2) + tf.reduce_sum(b * 3.0)
+        return a, b, tape.gradient(y, x)
+
+    g = tf.function(f)
+    for k in (1, 3):
+        assert_same(value_and_grad(g, x, tf.constant(k)), value_and_grad(f, x, k))
+    assert g.experimental_get_tracing_count() == 1
+
+
 def test_a_tensor_leaked_out_of_a_loop_body_is_a_clear_error():
     def f(x, n):
         seen = []

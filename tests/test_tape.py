@@ -434,6 +434,7 @@ def test_unconnected_gradients_unknown_value_raises_value_error():
 # -- dtypes ----------------------------------------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore:The dtype of the watched tensor")
 def test_integer_source_not_differentiable():
     x = tf.constant(3)
     with tf.GradientTape() as g:
@@ -442,6 +443,7 @@ def test_integer_source_not_differentiable():
     assert g.gradient(y, x) is None
 
 
+@pytest.mark.filterwarnings("ignore:The dtype of the watched tensor")
 def test_integer_source_through_cast_not_differentiable():
     x = tf.constant([1, 2])
     with tf.GradientTape() as g:
@@ -450,6 +452,7 @@ def test_integer_source_through_cast_not_differentiable():
     assert g.gradient(y, x) is None
 
 
+@pytest.mark.filterwarnings("ignore:The dtype of the watched tensor")
 def test_integer_source_zero_mode_gives_zeros_of_its_dtype():
     x = tf.constant([1, 2])
     with tf.GradientTape() as g:
@@ -1116,7 +1119,8 @@ def test_watch_integer_tensor_is_allowed():
     # TensorFlow only logs a warning; the gradient is None.
     x = tf.constant([1, 2])
     with tf.GradientTape() as t:
-        t.watch(x)
+        with pytest.warns(UserWarning, match="must be floating"):
+            t.watch(x)
         y = x * 2
     assert t.gradient(y, x) is None
 

@@ -536,6 +536,7 @@ def test_unconnected_gradients_unknown_value_raises_value_error(mode):
 # -- dtypes ----------------------------------------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore:The dtype of the watched tensor")
 def test_integer_source_not_differentiable(mode):
     def fn(x):
         with tf.GradientTape() as g:
@@ -546,6 +547,7 @@ def test_integer_source_not_differentiable(mode):
     assert run(mode, fn, tf.constant(3)) is None
 
 
+@pytest.mark.filterwarnings("ignore:The dtype of the watched tensor")
 def test_integer_source_through_cast_not_differentiable(mode):
     def fn(x):
         with tf.GradientTape() as g:
@@ -556,6 +558,7 @@ def test_integer_source_through_cast_not_differentiable(mode):
     assert run(mode, fn, tf.constant([1, 2])) is None
 
 
+@pytest.mark.filterwarnings("ignore:The dtype of the watched tensor")
 def test_integer_source_zero_mode_gives_zeros_of_its_dtype(mode):
     def fn(x):
         with tf.GradientTape() as g:

@@ -990,7 +990,31 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
 
 def tile(input, multiples, name=None):
     """Repeats `input` `multiples[i]` times along each axis i."""
-    return bind(TILE, (_tensor(input),), {"multiples": _int_tuple(multiples, "multiples")})
+    x = _tensor(input)
+    dynamic = _runtime_shape(multiples)
+    if dynamic is not None:
+        return _tile_at_run_time(x, dynamic[0])
+    return bind(TILE, (x,), {"multiples": _int_tuple(multiples, "multiples")})
+
+
+def _tile_at_run_time(x, multiples):
+    """tile with multiples known when the graph runs: x viewed as [1, d0, 1, d1, ...],
+    broadcast to [m0, d0, m1, d1, ...] and folded to [m0 * d0, m1 * d1, ...]."""
+    from .elementwise import cast
+    rank = len(x._shape)
+    if multiples._shape != (rank,):
+        raise _error("Tile", f"Expected multiples argument to be a vector of length {rank} "
+                             f"but got shape {list(multiples._shape)}")
+    dims = unstack(shape(x), num=rank) if rank else []
+    counts = unstack(cast(multiples, dtypes.int32), num=rank) if rank else []
+    spread = reshape(x, [d for pair in zip([1] * rank, x._shape) for d in pair]) \
+        if None not in x._shape else dynamic_reshape(
+            x, stack([d for pair in zip([1] * rank, dims) for d in pair]),
+            hint=[d for pair in zip([1] * rank, x._shape) for d in pair])
+    hint = [d for pair in zip([None] * rank, x._shape) for d in pair]
+    grown = dynamic_broadcast_to(
+        spread, stack([d for pair in zip(counts, dims) for d in pair]), hint=hint)
+    return dynamic_reshape(grown, stack([m * d for m, d in zip(counts, dims)]))
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
