@@ -1759,22 +1759,15 @@ def _slices_of_stacked_items(x, n):
                                 _rnn_outputs, _ops_on_rows_of_unknown_count,
                                 _items_with_an_unknown_dimension, _slices_of_stacked_items])
 def test_gradient_through_a_list_appended_in_a_tensor_loop_matches_eager(fn):
-    def value_and_grad(f, x, n):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            y = f(x, n)
-        return y, tape.gradient(y, x)
-
-    def inside(x, n):
-        return value_and_grad(fn, x, n)
-
     x = tf.constant([0.7, -0.4])
     f = tf.function(fn)
+    inside = tf.function(_value_and_grad(fn))  # the tape inside the function
     for n in (2, 4):
-        want = value_and_grad(fn, x, tf.constant(n))
-        assert_same(value_and_grad(f, x, tf.constant(n)), want, rtol=1e-5)
-        assert_same(tf.function(inside)(x, tf.constant(n)), want, rtol=1e-5)
+        want = _value_and_grad(fn)(x, tf.constant(n))
+        assert_same(_value_and_grad(f)(x, tf.constant(n)), want, rtol=1e-5)
+        assert_same(inside(x, tf.constant(n)), want, rtol=1e-5)
     assert f.experimental_get_tracing_count() == 1
+    assert inside.experimental_get_tracing_count() == 1
 
 
 def test_second_derivative_through_a_list_appended_in_a_tensor_loop():
@@ -1787,14 +1780,11 @@ def test_second_derivative_through_a_list_appended_in_a_tensor_loop():
             y = tf.reduce_mean(tf.stack(out)) * tf.reduce_sum(tf.stack(out))
         return tape.gradient(y, x)
 
-    def second(f, x, n):
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            g = tf.reduce_sum(f(x, n))
-        return tape.gradient(g, x)
+    def second(f):
+        return _value_and_grad(lambda x, n: tf.reduce_sum(f(x, n)))
 
     x, n = tf.constant([1.0, 2.0]), tf.constant(3)
-    assert_same(second(tf.function(grad_inside), x, n), second(grad_inside, x, n), rtol=1e-5)
+    assert_same(second(tf.function(grad_inside))(x, n), second(grad_inside)(x, n), rtol=1e-5)
 
 
 def test_a_loop_stores_the_length_of_a_list_it_appends_to_not_its_values():

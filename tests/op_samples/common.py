@@ -49,6 +49,12 @@ FINITE_DIFFERENCE = {
 }
 
 
+def constant(value, dtype=None):
+    """tf.constant, for the error cases' short lambdas."""
+    import tapeflow as tf
+    return tf.constant(value, dtype=dtype)
+
+
 # -- strategies ------------------------------------------------------------------------
 
 def shapes(draw, min_dims=0, max_dims=3, min_side=1, max_side=4):

@@ -19,6 +19,9 @@ from .common import (
     nonzero_ints,
     shapes,
 )
+from .common import (
+    constant as _c,
+)
 
 
 def _domain(name):
@@ -249,9 +252,6 @@ SAMPLES = {
     "ClipByValue": _clip,
 }
 
-
-def _c(value, dtype=None):
-    return tf.constant(value, dtype=dtype)
 
 
 ERRORS = [

@@ -11,6 +11,7 @@ from tapeflow.errors import InvalidArgumentError
 la = importlib.import_module("tapeflow.ops.linalg")
 
 from .common import Case, broadcast_shapes, floats, ints
+from .common import constant as _c
 
 
 def _side(draw, lo=1, hi=4):
@@ -137,9 +138,6 @@ SAMPLES = {
     "MatrixDiagPartV3": _diag_part,
 }
 
-
-def _c(value, dtype=None):
-    return tf.constant(value, dtype=dtype)
 
 
 _SINGULAR = [[1.0, 2.0], [2.0, 4.0]]

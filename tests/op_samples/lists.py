@@ -3,11 +3,11 @@
 import numpy as np
 from hypothesis import strategies as st
 
-import tapeflow as tf
 from tapeflow.errors import InvalidArgumentError
 from tapeflow.ops import lists
 
 from .common import Case, floats, ints, shapes
+from .common import constant as _c
 
 
 def _value(draw, shape, kind):
@@ -32,9 +32,6 @@ SAMPLES = {
     "TensorListPopBack": _pop_back,
 }
 
-
-def _c(x, dtype=None):
-    return tf.constant(x, dtype=dtype)
 
 
 ERRORS = [

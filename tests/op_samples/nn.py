@@ -11,6 +11,7 @@ from tapeflow.errors import InvalidArgumentError
 nn = importlib.import_module("tapeflow.ops.nn")
 
 from .common import Case, floats, ints, shapes
+from .common import constant as _c
 
 
 def _class_axis(draw, shape):
@@ -96,9 +97,6 @@ SAMPLES = {
     "Relu6Grad": _relu6_grad,
 }
 
-
-def _c(value, dtype=None):
-    return tf.constant(value, dtype=dtype)
 
 
 ERRORS = [

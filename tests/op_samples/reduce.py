@@ -8,6 +8,7 @@ from tapeflow.errors import InvalidArgumentError
 from tapeflow.ops import reduce as rd
 
 from .common import Case, bools, floats, ints, shapes
+from .common import constant as _c
 
 
 def _axes(draw, rank):
@@ -85,9 +86,6 @@ SAMPLES = {
     "Cumprod": _scan((0.5, 1.5)),
 }
 
-
-def _c(value, dtype=None):
-    return tf.constant(value, dtype=dtype)
 
 
 _M = [[1.0, 2.0], [3.0, 4.0]]

@@ -12,6 +12,7 @@ from tapeflow.errors import InvalidArgumentError
 sh = importlib.import_module("tapeflow.ops.shape")
 
 from .common import Case, bools, floats, full_and_broadcast, ints, shapes
+from .common import constant as _c
 
 
 def _any_value(draw, shape):
@@ -307,9 +308,6 @@ SAMPLES = {
     "OneHot": _one_hot,
 }
 
-
-def _c(value, dtype=None):
-    return tf.constant(value, dtype=dtype)
 
 
 _M = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]

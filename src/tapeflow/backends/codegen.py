@@ -1719,14 +1719,14 @@ def _linear_pushes(body, i):
     on the way is pushed onto once: then every push can write the next row of one shared
     buffer (earlier values, its prefixes, never see that row). [] otherwise."""
     from ..ops.lists import TENSOR_LIST_PUSH_BACK
-    producers = {id(y): node for node in body.nodes for y in node.outputs}
+    producers = body.producers()
     pushes_of = {}
     for node in body.nodes:
         if node.op is TENSOR_LIST_PUSH_BACK:
             pushes_of[id(node.inputs[0])] = pushes_of.get(id(node.inputs[0]), 0) + 1
     chain, value = [], body.outputs[i]
     while value is not body.inputs[i]:
-        node = producers.get(id(value))
+        node, _ = producers.get(id(value), (None, None))
         if node is None or node.op is not TENSOR_LIST_PUSH_BACK or \
                 pushes_of.get(id(node.inputs[0])) != 1:
             return []
@@ -1753,8 +1753,9 @@ def _push_back(cg, node):
             cg.emit(f"    {name} = np.empty((0,) + {rows}.shape, {np_name(y.dtype)})")
             if base is not None:
                 cg.emit(f"    {base} = np.empty((16,) + {rows}.shape, {np_name(y.dtype)})")
-        code = cg.error("list_element", node)
-        cg.emit(f"if {name}.shape[1:] != {rows}.shape: raise ValueError({code})")
+        if None in b.shape[1:] or None in item.shape:  # else infer checked it
+            code = cg.error("list_element", node)
+            cg.emit(f"if {name}.shape[1:] != {rows}.shape: raise ValueError({code})")
     if base is not None:  # `name` is base[:n]: write row n, amortized growth
         cg.emit(f"if {n} == {base}.shape[0]:")
         cg.emit(f"    {base} = grow_rows({base})")
@@ -1835,7 +1836,8 @@ def _while(cg, node):
         else:
             cg.emit(f"{name} = {cg.contiguous(v)}")
     loop = [Val(name, v.dtype, y._shape, "C") for name, v, y in zip(names, initial, outs)]
-    by_length = set(node.attrs.get("appended", ())) | set(node.attrs.get("popped", ()))
+    from ..ops.control import history_by_length
+    by_length = history_by_length(node.attrs)
     buffers = {}
     for i, keep in enumerate(histories):
         if keep and i in by_length:  # a list's history is its length at each step

@@ -103,6 +103,10 @@ class Graph:
         return outputs
 
     # -- reading it -----------------------------------------------------------------------
+    def producers(self):
+        """id(value) -> (node, k): the node of this graph whose k-th output it is."""
+        return {id(y): (node, k) for node in self.nodes for k, y in enumerate(node.outputs)}
+
     def all_nodes(self):
         """Every node, those of branch, loop-body and call sub-graphs included."""
         for node in self.nodes:

@@ -261,7 +261,7 @@ def _dynamic_strided_slice_grad(op, inputs, attrs, batch):
     dy, shape = inputs
     return Batched(bind(op, [dy.inner, _batched_shape(shape, batch)],
                         {"key": (_ALL,) + tuple(attrs["key"]),
-                         "hint": _batched_hint(attrs.get("hint"), shape._shape[0], batch)}))
+                         "hint": _batched_hint(attrs["hint"], shape._shape[0], batch)}))
 
 
 @batch_rule("ReverseV2")

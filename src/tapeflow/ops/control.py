@@ -390,7 +390,7 @@ def _while_replay(node, args):
     values, captured = list(args[:n]), list(args[n:])
     if all(not _is_symbolic(a) for a in args):
         return _run_while_eagerly(cond_graph, body_graph, values, captured,
-                                  _by_length(node.attrs))
+                                  history_by_length(node.attrs))
     if any(_is_batched(a) for a in args):
         raise _not_batchable("a traced While node replayed on batched values")
     return _bind_while(cond_graph, body_graph, values, captured, node.attrs["structure"],
@@ -437,6 +437,7 @@ def _while_grad(ctx, *dys):
     n = ctx.attrs["n_vars"]
     body_graph = ctx.attrs["body"]
     appended, popped = ctx.attrs.get("appended", ()), ctx.attrs.get("popped", ())
+    by_length = history_by_length(ctx.attrs)
     n_in = len(ctx.shapes)
     captured = [getattr(ctx, f"x{i}") for i in range(n, n_in)]
     histories = [getattr(ctx, f"out{n + i}") for i in range(n)]
@@ -478,7 +479,6 @@ def _while_grad(ctx, *dys):
     def reverse_body(i, d_vals, d_caps, after):
         step = i - 1
         xs = [stored(i, step) for i in range(n)]
-        by_length = set(appended) | set(popped)
         sources = _distinct(xs + captured)
         wrt = sources[:n] + [sources[n + j] for j in wanted]
         with GradientTape() as tape:
@@ -525,8 +525,9 @@ def _reuse_stored_outputs(outs, after, sources):
         return
     inputs = {id(x) for x in sources}
     for out, stored in zip(outs, after):
-        if (stored is not None and isinstance(out, Symbolic) and out.graph is graph and id(out) not in inputs
-                and out.dtype.is_floating and out._shape == stored._shape):
+        if (stored is not None and isinstance(out, Symbolic) and out.graph is graph
+                and id(out) not in inputs and out.dtype.is_floating
+                and out._shape == stored._shape):
             _replace_uses(graph, out, _own(graph, stored))
 
 
@@ -681,7 +682,7 @@ def _row_chain(graph, value):
     following TensorListPushBack / PopBack, lists that inner loops grow or shrink, and
     conds whose branches both start from the same input."""
     from .lists import TENSOR_LIST_POP_BACK, TENSOR_LIST_PUSH_BACK
-    producers = {id(y): (node, k) for node in graph.nodes for k, y in enumerate(node.outputs)}
+    producers = graph.producers()
     kinds = set()
     while id(value) in producers:
         node, k = producers[id(value)]
@@ -711,8 +712,9 @@ def _row_chain(graph, value):
     return value, kinds
 
 
-def _by_length(attrs):
-    """The loop variables whose history is their length at each step."""
+def history_by_length(attrs):
+    """The loop variables (of a While node's attrs) whose history is their length at
+    each step: the lists it appends to or pops from."""
     return set(attrs.get("appended", ())) | set(attrs.get("popped", ()))
 
 
@@ -752,7 +754,7 @@ def _bind_while(cond_graph, body_graph, values, captured, structure, shapes=None
     shapes = shapes or [v._shape for v in values]
     avals = [(s, v.dtype) for s, v in zip(shapes, values)]
     lists = lists or {}
-    by_length = _by_length(lists)
+    by_length = history_by_length(lists)
     avals += [((None,), dtypes.int32) if i in by_length else ((None,) + tuple(s), v.dtype)
               for i, (s, v) in enumerate(zip(shapes, values))]  # histories
     avals.append(((), dtypes.int32))  # trip count

@@ -13,13 +13,10 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..errors import InvalidArgumentError
 from . import rules
 from .registry import OpDef, bind, register
 
-
-def _error(op_name, message):
-    return InvalidArgumentError(f"{message} [Op:{op_name}]", op=op_name)
+_error = rules.op_error
 
 
 def _target(op_name, shape, hint):
@@ -106,7 +103,7 @@ DYNAMIC_BROADCAST_TO = register(OpDef(
 
 # -- the gradient of a slice -------------------------------------------------------------
 
-def _slice_grad_infer(dy, shape, key, hint=None):
+def _slice_grad_infer(dy, shape, key, hint):
     from .shape import _Aval, _slice_infer
     out = _target("DynamicStridedSliceGrad", shape, hint)
     expected, _ = _slice_infer(_Aval(out, dy.dtype), key)
@@ -117,7 +114,7 @@ def _slice_grad_infer(dy, shape, key, hint=None):
     return out, dy.dtype
 
 
-def _slice_grad_kernel(dy, shape, key, hint=None):
+def _slice_grad_kernel(dy, shape, key, hint):
     from .shape import _slice_grad_kernel as static
     return static(dy, _dims(shape), key)
 
@@ -126,7 +123,6 @@ DYNAMIC_STRIDED_SLICE_GRAD = register(OpDef(
     name="DynamicStridedSliceGrad", args=("dy", "shape"), infer=_slice_grad_infer,
     eager=_slice_grad_kernel, emit="dynamic_strided_slice_grad",
     grad=lambda ctx, g: (slice_of(g, ctx.attrs["key"]), None)))
-# (`hint`, as for the ops above, holds the dimensions of the input known while tracing.)
 
 
 def slice_of(x, key):
@@ -157,7 +153,7 @@ def input_shape(ctx, i=0):
     if None not in shape:
         return shape
     from .shape import shape as shape_of
-    return shape_of(ctx.traced_inputs[i])
+    return shape_of(shape.of)
 
 
 def reshape_to_input(x, ctx, i=0):
@@ -186,15 +182,6 @@ def scatter_slice_to_input(dy, ctx, key):
         return bind(STRIDED_SLICE_GRAD, (dy,), {"shape": shape, "key": key})
     return bind(DYNAMIC_STRIDED_SLICE_GRAD, (dy, input_shape(ctx, 0)),
                 {"key": key, "hint": shape})
-
-
-def element_count(ctx, i=0):
-    """The number of elements of input i, as a Python int or an int32 scalar tensor."""
-    shape = ctx.shapes[i]
-    if None not in shape:
-        return math.prod(shape)
-    from .reduce import reduce_prod
-    return reduce_prod(input_shape(ctx, i))
 
 
 __all__ = ["dynamic_broadcast_to", "dynamic_reshape"]

@@ -8,7 +8,7 @@ from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..tensor import _Operators
 from . import rules
-from .dynamic import broadcast_to_input, input_shape
+from .dynamic import broadcast_to_input, dynamic_reshape, input_shape
 from .elementwise import (
     _quiet,
     cast,
@@ -24,7 +24,7 @@ from .elementwise import (
 from .elementwise import abs as _abs
 from .registry import OpDef, bind, register
 from .rules import is_bool, is_numeric
-from .shape import expand_dims, gather, reshape, transpose
+from .shape import expand_dims, gather, reshape, stack, transpose
 
 # A float32 sum over more elements than this accumulates in float64, so that reducing
 # a long strided axis (where NumPy adds naively, not pairwise) keeps TensorFlow's
@@ -108,6 +108,11 @@ def _prod_kernel(input, axis, keepdims):
     return out.astype(input.dtype, copy=False)
 
 
+def _count_at_run_time(ctx, axis):
+    """The number of elements input 0's axes hold, read when the graph runs."""
+    return reduce_prod(gather(input_shape(ctx), list(axis)))
+
+
 def _with_kept_dims(x, ctx):
     """A reduction's output-shaped `x` in keepdims form."""
     axis = ctx.attrs["axis"]
@@ -129,8 +134,7 @@ def _sum_grad(ctx, dy):
 def _mean_grad(ctx, dy):
     shape, axis = ctx.shapes[0], ctx.attrs["axis"]
     if any(shape[a] is None for a in axis):
-        n = reduce_prod(gather(input_shape(ctx), list(axis)))
-        return (_sum_grad(ctx, dy) / cast(n, dy.dtype),)
+        return (_sum_grad(ctx, dy) / cast(_count_at_run_time(ctx, axis), dy.dtype),)
     n = _reduced_count(shape, axis)
     return (_sum_grad(ctx, dy) / float(max(n, 1)),)
 
@@ -152,10 +156,7 @@ def _prod_grad(ctx, dy):
     inverse = tuple(np.argsort(perm).tolist())
     permuted = tuple(shape[p] for p in perm)
     if None in shape:  # known when the graph runs
-        from .dynamic import dynamic_reshape
-        from .shape import stack
-        dims = input_shape(ctx)
-        count = reduce_prod(gather(dims, list(axis))) if axis else 1
+        count = _count_at_run_time(ctx, axis) if axis else 1
         folded = dynamic_reshape(transpose(ctx.input, perm), stack([count, -1]),
                                  hint=(_reduced_count(shape, axis), _reduced_count(shape, other)))
     else:
@@ -164,7 +165,7 @@ def _prod_grad(ctx, dy):
     others = (cumprod(folded, axis=0, exclusive=True)
               * cumprod(folded, axis=0, exclusive=True, reverse=True))
     if None in shape:
-        others = dynamic_reshape(others, gather(dims, list(perm)), hint=permuted)
+        others = dynamic_reshape(others, gather(input_shape(ctx), list(perm)), hint=permuted)
     else:
         others = reshape(others, permuted)
     return (_sum_grad(ctx, dy) * transpose(others, inverse),)

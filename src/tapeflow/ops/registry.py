@@ -125,21 +125,18 @@ class TapeEntry:
 
     It is also what the gradient rule receives as `ctx`: the declared saves by name
     (`ctx.x`, `ctx.out`), `ctx.attrs`, the input `ctx.shapes` / `ctx.dtypes`,
-    `ctx.out_shapes`, and `ctx.needs` (which inputs want a gradient).
-
-    `traced_inputs`: the inputs themselves when a shape has a dimension unknown while
-    tracing (only symbolic tensors have one, so nothing concrete is kept alive): rules
-    read such a shape in the running graph (rules.input_shape).
+    `ctx.out_shapes`, and `ctx.needs` (which inputs want a gradient). A shape with a
+    dimension unknown while tracing is a TracedShape, which holds its (symbolic) tensor:
+    nothing concrete is kept alive.
     """
 
     __slots__ = ("op", "attrs", "in_ids", "out_ids", "saved", "shapes", "dtypes",
-                 "out_shapes", "out_dtypes", "needs", "traced_inputs")
+                 "out_shapes", "out_dtypes", "needs")
 
     def __init__(self, op, attrs, inputs, outputs, saved):
         self.op = op
         self.attrs = attrs
         self.saved = saved
-        self.traced_inputs = None
         if len(inputs) == 1:  # the common arities, spelled out: this runs for every op
             x = inputs[0]
             self.in_ids, self.shapes, self.dtypes = (x._id,), (x._shape,), (x.dtype,)
@@ -167,7 +164,6 @@ class TapeEntry:
             self.out_dtypes = tuple([y.dtype for y in outputs])
 
     def _traced(self, inputs):
-        self.traced_inputs = tuple(inputs)
         self.shapes = tuple(TracedShape(x._shape, x) if None in x._shape else x._shape
                             for x in inputs)
 

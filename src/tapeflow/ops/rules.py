@@ -32,6 +32,12 @@ def broadcast_shapes(op_name, a, b):
     return tuple(out)
 
 
+def op_error(op_name, message):
+    """InvalidArgumentError for `op_name`, its message ending with [Op:name] as
+    TensorFlow's eager errors do."""
+    return InvalidArgumentError(f"{message} [Op:{op_name}]", op=op_name)
+
+
 def dtype_error(message, op_name):
     """An InvalidArgumentError about a dtype: while tracing it becomes a TypeError, as
     TensorFlow's graph construction raises (shape errors become ValueErrors)."""

@@ -10,12 +10,13 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ..errors import InvalidArgumentError, UnimplementedError
+from ..errors import UnimplementedError
 from ..tensor import Tensor, _Operators, convert_to_tensor
 from . import rules
 from .dynamic import (
     dynamic_broadcast_to,
     dynamic_reshape,
+    input_shape,
     reshape_to_input,
     scatter_slice_to_input,
 )
@@ -26,8 +27,7 @@ from .rules import unbroadcast
 _slice = builtins.slice  # this module defines TensorFlow's `slice`
 
 
-def _error(op_name, message):
-    return InvalidArgumentError(f"{message} [Op:{op_name}]", op=op_name)
+_error = rules.op_error
 
 
 def _check_axis(op_name, axis, rank):
@@ -246,7 +246,6 @@ def _concat_grad(ctx, dy):
         sizes[sizes.index(None)] = -1
     if None in sizes:
         from .creation import range as range_
-        from .dynamic import input_shape
         starts, parts = 0, []
         for i in range(len(sizes)):
             size = input_shape(ctx, i)[axis] if sizes[i] is None else sizes[i]
@@ -311,14 +310,14 @@ def _tile_infer(input, multiples):
 def _tile_grad(ctx, dy):
     # TensorFlow's _TileGrad: view dy as (m0, d0, m1, d1, ...) and sum the copies.
     shape, multiples = ctx.shapes[0], ctx.attrs["multiples"]
-    split_shape = tuple(n for pair in zip(multiples, shape) for n in pair)
+    split_shape = _interleaved(multiples, shape)
     from .reduce import reduce_sum
-    if None in shape:
-        from .dynamic import dynamic_reshape, input_shape
-        dims = [d for pair in zip(multiples, unstack(input_shape(ctx, 0))) for d in pair]
+    if None in shape:  # the sizes known when the graph runs
+        dims = _interleaved(multiples, unstack(input_shape(ctx, 0)))
         folded = dynamic_reshape(dy, stack(dims), hint=split_shape)
-        return (reduce_sum(folded, axis=list(range(0, 2 * len(shape), 2))),)
-    return (reduce_sum(reshape(dy, split_shape), axis=list(range(0, 2 * len(shape), 2))),)
+    else:
+        folded = reshape(dy, split_shape)
+    return (reduce_sum(folded, axis=list(range(0, 2 * len(shape), 2))),)
 
 
 TILE = register(OpDef(
@@ -729,7 +728,6 @@ def _gather_nd_grad(ctx, dy):
     shape = ctx.shapes[0]
     if None in shape:  # known when the graph runs: add into zeros of the params' shape
         from .creation import zeros
-        from .dynamic import input_shape
         return tensor_scatter_nd_add(zeros(input_shape(ctx, 0), dtype=dy.dtype),
                                      ctx.indices, dy)
     return scatter_nd(ctx.indices, dy, shape)
@@ -1007,14 +1005,20 @@ def _tile_at_run_time(x, multiples):
                              f"but got shape {list(multiples._shape)}")
     dims = unstack(shape(x), num=rank) if rank else []
     counts = unstack(cast(multiples, dtypes.int32), num=rank) if rank else []
-    spread = reshape(x, [d for pair in zip([1] * rank, x._shape) for d in pair]) \
-        if None not in x._shape else dynamic_reshape(
-            x, stack([d for pair in zip([1] * rank, dims) for d in pair]),
-            hint=[d for pair in zip([1] * rank, x._shape) for d in pair])
-    hint = [d for pair in zip([None] * rank, x._shape) for d in pair]
-    grown = dynamic_broadcast_to(
-        spread, stack([d for pair in zip(counts, dims) for d in pair]), hint=hint)
+    ones = (1,) * rank
+    if None in x._shape:
+        spread = dynamic_reshape(x, stack(_interleaved(ones, dims)),
+                                 hint=_interleaved(ones, x._shape))
+    else:
+        spread = reshape(x, _interleaved(ones, x._shape))
+    grown = dynamic_broadcast_to(spread, stack(_interleaved(counts, dims)),
+                                 hint=_interleaved((None,) * rank, x._shape))
     return dynamic_reshape(grown, stack([m * d for m, d in zip(counts, dims)]))
+
+
+def _interleaved(a, b):
+    """(a0, b0, a1, b1, ...): tile's view of each axis as (copies, size)."""
+    return tuple(d for pair in zip(a, b) for d in pair)
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
