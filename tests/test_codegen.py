@@ -6,6 +6,7 @@ into one graph where they can be.
 """
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -115,9 +116,9 @@ def kernel(x0, K_float32):
             buf7[j10] = e13
         for j14 in range(m9):
             p6 = radd_fast(p6, np.float64(buf7[j14]))
-    t15 = np.empty((), np.float32)
-    t15[()] = np.float32(p6)
-    return (t15,)
+    s15 = np.float32(p6)
+    t16 = np.full((), s15)
+    return (t16,)
 '''
 
 
@@ -437,6 +438,37 @@ def test_cond_and_while_loop_become_native_if_and_while():
     assert "if " in src and "while True:" in src
     for xv, n in ((np.array([1.0, -0.5, 2.0], np.float32), 4),
                   (np.array([-1.0, -0.5, 2.0], np.float32), 0)):
+        assert_matches(run(compiled, xv, np.int32(n)), eager(fn, xv, np.int32(n)))
+
+
+def test_scalar_loop_variables_and_branch_results_stay_numba_scalars():
+    """Counters, flags and running sums of every dtype are scalars in the native loop (no
+    0-d array per step), and the reverse loop indexes its history instead of gathering."""
+    def fn(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+
+            def body(i, k, flag, total, y):
+                step = tf.cond(flag, lambda: tf.cast(tf.reduce_sum(y), tf.float64),
+                               lambda: total * 0.5)
+                return (i + 1, k + tf.constant(2, tf.int64),
+                        tf.logical_or(flag, tf.reduce_max(y) > 1.0), total + step,
+                        tf.sin(y) * x)
+            _, k, flag, total, y = tf.while_loop(
+                lambda i, *_: i < n, body,
+                [tf.constant(0), tf.constant(0, tf.int64), tf.constant(False),
+                 tf.constant(1.0, tf.float64), x])
+            loss = tf.reduce_sum(y) * tf.cast(total, tf.float32)
+        return k, flag, total, loss, tape.gradient(loss, x)
+    compiled = compile_graph(trace(fn, ((3,), F32), ((), tf.int32)))
+    loop = compiled.source[compiled.source.index("while True:"):]
+    assert "np.empty(()" not in loop
+    for dtype in ("int32", "int64", "bool_", "float64"):  # the loop variables, as scalars
+        assert re.search(rf"^ +w\d+ = np\.{dtype}\(", compiled.source, re.M), dtype
+    assert "gather4" not in compiled.source
+    for xv, n in ((np.array([0.3, -1.0, 0.7], np.float32), 4),
+                  (np.array([2.0, 1.5, 0.7], np.float32), 3),
+                  (np.array([0.1, 0.2, 0.3], np.float32), 0)):
         assert_matches(run(compiled, xv, np.int32(n)), eager(fn, xv, np.int32(n)))
 
 

@@ -79,22 +79,26 @@ def _index(items):
 class Val:
     """A graph value inside the kernel.
 
-    name:   the variable holding the array (None for a scalar constant);
-    scalar: for scalar constants, the variable holding the scalar;
+    name:   the variable holding the array (None for a scalar);
+    scalar: for a scalar, the variable holding it;
+    local:  the scalar is computed where it is defined (a 0-d value inside the kernel:
+            a loop counter, a condition), not a constant of the prologue; an array of it
+            is made where one is needed, since Numba allocates a 0-d array like any other;
     layout: 'C' when the array is known to be C-contiguous, else 'A' (a view);
     owner:  id of the graph value whose fresh buffer this is (set where the kernel
             allocates it), so a fused loop may write over it once that value is dead.
     """
 
-    __slots__ = ("dtype", "layout", "name", "owner", "scalar", "shape")
+    __slots__ = ("dtype", "layout", "local", "name", "owner", "scalar", "shape")
 
-    def __init__(self, name, dtype, shape, layout="C", scalar=None, owner=None):
+    def __init__(self, name, dtype, shape, layout="C", scalar=None, owner=None, local=False):
         self.name = name
         self.dtype = dtype
         self.shape = tuple(shape)
         self.layout = layout
         self.scalar = scalar
         self.owner = owner
+        self.local = local
 
     @property
     def rank(self):
@@ -339,7 +343,9 @@ class Codegen:
 
     # -- array views of values ---------------------------------------------------------
     def array(self, v):
-        """The name of an array holding `v` (a scalar constant becomes a 0-d array)."""
+        """The name of an array holding `v` (a scalar becomes a 0-d array)."""
+        if v.local:  # here, not cached: this point may sit in a branch the next use is not
+            return _assign(self, f"np.full((), {v.scalar})")
         if v.name is None:
             name = self.fresh()
             # At the top of the kernel: defined on every path, whatever branch needs it.
@@ -367,6 +373,13 @@ class Codegen:
     def product(self, exprs):
         exprs = list(exprs)
         return " * ".join(exprs) if exprs else "1"
+
+    def local_scalar(self, y, expr):
+        """Defines the 0-d value `y` as a scalar variable holding `expr` (cast to y's
+        dtype, so that a loop variable keeps one Numba type)."""
+        name = self.fresh("s")
+        self.emit(f"{name} = {np_name(y.dtype)}({expr})")
+        return self.define(y, Val(None, y.dtype, (), scalar=name, local=True))
 
     def new_array(self, y, shape_exprs, fill=None):
         name = self.fresh()
@@ -639,8 +652,11 @@ class _FusedLoop:
         # fits (each element is read before the same element is written), else a new one.
         writes = []
         dead = self.dead_inputs()
+        scalars = []  # 0-d outputs stay scalars: no array to allocate, write and read back
         for node in g.nodes:
-            if self.materialized(node):
+            if self.materialized(node) and rank == 0 and not g.reductions:
+                scalars.append(node.outputs[0])
+            elif self.materialized(node):
                 y = node.outputs[0]
                 r = next((r for r in dead if r.val.dtype is y.dtype), None)
                 if r is not None:
@@ -693,6 +709,8 @@ class _FusedLoop:
                     cg.depth -= 1
                 for red in reductions:
                     red.combine(d)
+            for y in scalars:
+                cg.local_scalar(y, self.temps[id(y)])
         for red in reductions:
             red.finish()
 
@@ -938,7 +956,6 @@ class _Reduction:
         bounds = self.loop.bounds
         count = cg.product(b for d, b in enumerate(bounds) if d in self.axes)
         out_np = np_name(out.dtype)
-        name = cg.fresh()
         if self.full:
             s = self.scalar
             if node.op.name == "Mean":
@@ -946,9 +963,12 @@ class _Reduction:
                          else f"int_mean({out_np}({s}), {count})")
             else:
                 value = f"{out_np}({s})"
-            shape = ["1"] * rank if self.keepdims else []
-            cg.emit(f"{name} = np.empty({_tuple(shape)}, {out_np})")
-            cg.emit(f"{name}{_index(['0'] * len(shape))} = {value}")
+            if not (self.keepdims and rank):
+                cg.local_scalar(out, s if node.op.name != "Mean" else value)
+                return
+            name = cg.fresh()
+            cg.emit(f"{name} = np.empty({_tuple(['1'] * rank)}, {out_np})")
+            cg.emit(f"{name}{_index(['0'] * rank)} = {value}")
         else:
             a = self.array
             if node.op.name == "Mean":
@@ -961,7 +981,7 @@ class _Reduction:
             if not self.keepdims:
                 shape = [b for d, b in enumerate(bounds) if d not in self.axes]
                 a = f"{a}.reshape({_tuple(shape)})"
-            cg.emit(f"{name} = {a}")
+            name = _assign(cg, a)
         cg.define(out, Val(name, out.dtype, out._shape, "C"))
 
 
@@ -1372,6 +1392,9 @@ def _gather(cg, node):
     axis = node.attrs["axis"] % p.rank
     b = node.attrs["batch_dims"]
     b = b + i.rank if b < 0 else b
+    if i.rank == 0:  # one index (a loop reading its history): index in place
+        _gather_one(cg, node, p, i, axis)
+        return
     pd, id_ = cg.dims(p), cg.dims(i)
     batch = cg.product(pd[:b])
     outer = cg.product(pd[b:axis])
@@ -1384,6 +1407,19 @@ def _gather(cg, node):
     cg.emit(f"gather4({p4}, {i2}, {o4}, {code})")
     shape = pd[:axis] + id_[b:] + pd[axis + 1:]
     _out(cg, node, _assign(cg, f"{o4}.reshape({_tuple(shape)})"))
+
+
+def _gather_one(cg, node, p, i, axis):
+    k = _assign(cg, cg.scalar(i))
+    params = cg.array(p)
+    code = cg.error("gather", node, f"[0, {p.shape[axis]})")
+    cg.emit(f"if {k} < 0 or {k} >= {params}.shape[{axis}]: raise IndexError({code}, {k})")
+    if p.rank == 1:
+        cg.local_scalar(node.outputs[0], f"{params}[{k}]")
+        return
+    # A view: nothing writes into a value that has consumers left (see dead_inputs).
+    view = _assign(cg, f"{params}{_index([':'] * axis + [k])}")
+    _out(cg, node, view, p.layout if axis == 0 else "A")
 
 
 @lowering("UnsortedSegmentSum")
@@ -1781,11 +1817,12 @@ def _pop_back(cg, node):
     if x.shape[0] is None or x.shape[0] == 0:
         code = cg.error("empty_list", node)
         cg.emit(f"if {name}.shape[0] == 0: raise ValueError({code})")
-    _out(cg, node, _assign(cg, f"{name}[:-1]"), "A", 0)
+    # Leading rows, or one row, of a C-contiguous array are C-contiguous (Numba agrees).
+    _out(cg, node, _assign(cg, f"{name}[:-1]"), x.layout, 0)
     if x.rank == 1:
-        _out(cg, node, _assign(cg, f"np.full((), {name}[{name}.shape[0] - 1])"), "C", 1)
+        cg.local_scalar(node.outputs[1], f"{name}[{name}.shape[0] - 1]")
     else:
-        _out(cg, node, _assign(cg, f"{name}[{name}.shape[0] - 1]"), "A", 1)
+        _out(cg, node, _assign(cg, f"{name}[{name}.shape[0] - 1]"), x.layout, 1)
 
 
 # -- control flow: native if / while ------------------------------------------------------------
@@ -1795,19 +1832,26 @@ def _if(cg, node):
     pred = cg.scalar(cg.val(node.inputs[0]))
     captured = [cg.val(x) for x in node.inputs[1:]]
     names = [cg.fresh("o") for _ in node.outputs]
+    scalars = [y._shape == () for y in node.outputs]
     layouts = []
     for keyword, graph in (("if", node.attrs["then"]), ("else", node.attrs["else"])):
         cg.emit(f"if {pred}:" if keyword == "if" else "else:")
         cg.depth += 1
         start = len(cg.lines)
         outs = cg.subgraph(graph, captured, node)
-        for name, v in zip(names, outs):
-            cg.emit(f"{name} = {cg.array(v)}")
+        for name, v, scalar in zip(names, outs, scalars):
+            if scalar:
+                cg.emit(f"{name} = {np_name(v.dtype)}({cg.scalar(v)})")
+            else:
+                cg.emit(f"{name} = {cg.array(v)}")
             layouts.append(v.layout)
         if len(cg.lines) == start:
             cg.emit("pass")
         cg.depth -= 1
     for k, (name, y) in enumerate(zip(names, node.outputs)):
+        if scalars[k]:
+            cg.define(y, Val(None, y.dtype, (), scalar=name, local=True))
+            continue
         layout = "C" if layouts[k] == layouts[k + len(names)] == "C" else "A"
         cg.define(y, Val(name, y.dtype, y._shape, layout))
 
@@ -1822,9 +1866,14 @@ def _while(cg, node):
     used = lambda y: id(y) in cg.outputs_ids or bool(consumers.get(id(y)))
     histories = [used(h) for h in outs[n:2 * n]]
     names = [cg.fresh("w") for _ in range(n)]
+    # 0-d loop variables (counters, flags, running scalars) are Numba scalars.
+    scalars = {i for i, (v, y) in enumerate(zip(initial, outs)) if v.rank == 0 and
+               y._shape == ()}
     list_bases = {}
     for i, (name, v) in enumerate(zip(names, initial)):
-        if i in node.attrs.get("appended", ()) and v.rank >= 1 and \
+        if i in scalars:
+            cg.emit(f"{name} = {np_name(v.dtype)}({cg.scalar(v)})")
+        elif i in node.attrs.get("appended", ()) and v.rank >= 1 and \
                 _linear_pushes(node.attrs["body"], i):
             # The list lives in the first rows of a buffer with room to grow.
             base = list_bases[i] = cg.fresh("rows")
@@ -1835,7 +1884,9 @@ def _while(cg, node):
             cg.emit(f"{name} = {base}[:{src}.shape[0]]")
         else:
             cg.emit(f"{name} = {cg.contiguous(v)}")
-    loop = [Val(name, v.dtype, y._shape, "C") for name, v, y in zip(names, initial, outs)]
+    loop = [Val(None, v.dtype, (), scalar=name, local=True) if i in scalars else
+            Val(name, v.dtype, y._shape, "C")
+            for i, (name, v, y) in enumerate(zip(names, initial, outs))]
     from ..ops.control import history_by_length
     by_length = history_by_length(node.attrs)
     buffers = {}
@@ -1843,6 +1894,9 @@ def _while(cg, node):
         if keep and i in by_length:  # a list's history is its length at each step
             buffers[i] = cg.fresh("h")
             cg.emit(f"{buffers[i]} = np.empty(16, np.int32)")
+        elif keep and i in scalars:
+            buffers[i] = cg.fresh("h")
+            cg.emit(f"{buffers[i]} = np.empty(16, {np_name(loop[i].dtype)})")
         elif keep:
             buffers[i] = cg.fresh("h")
             cg.emit(f"{buffers[i]} = np.empty((16,) + {names[i]}.shape, "
@@ -1859,6 +1913,8 @@ def _while(cg, node):
         cg.emit(f"    {h} = grow_rows({h})")
         if i in by_length:
             cg.emit(f"{h}[{count}] = {names[i]}.shape[0]")
+        elif i in scalars:
+            cg.emit(f"{h}[{count}] = {names[i]}")
         else:
             if None in outs[i]._shape:  # unknown while tracing: the same at every step?
                 code = cg.error("loop_shape", node)
@@ -1866,22 +1922,28 @@ def _while(cg, node):
             cg.emit(f"copy_flat({h}, {count} * {names[i]}.size, {names[i]})")
     new = cg.subgraph(node.attrs["body"], loop + captured, node, list_bases)
     temps = []
-    for v in new:
+    for i, v in enumerate(new):
         t = cg.fresh()
-        cg.emit(f"{t} = {cg.contiguous(v)}")
+        if i in scalars:
+            cg.emit(f"{t} = {np_name(v.dtype)}({cg.scalar(v)})")
+        else:
+            cg.emit(f"{t} = {cg.contiguous(v)}")
         temps.append(t)
     for name, t in zip(names, temps):
         cg.emit(f"{name} = {t}")
     cg.emit(f"{count} += 1")
     cg.depth -= 1
     for i in range(n):
-        _out(cg, node, names[i], "C", i)
+        if i in scalars:
+            cg.define(outs[i], loop[i])
+        else:
+            _out(cg, node, names[i], "C", i)
         if i in buffers:
-            _out(cg, node, _assign(cg, f"{buffers[i]}[:{count}]"), "A", n + i)
+            _out(cg, node, _assign(cg, f"{buffers[i]}[:{count}]"), "C", n + i)
         else:
             cg.define(outs[n + i], Val(None, outs[n + i].dtype, outs[n + i]._shape,
                                        scalar="None"))
-    _out(cg, node, _assign(cg, f"np.full((), np.int32({count}))"), "C", 2 * n)
+    cg.local_scalar(outs[2 * n], count)
 
 
 # -- einsum: nested loops over every label -------------------------------------------------------
