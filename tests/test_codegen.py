@@ -425,6 +425,24 @@ def test_run_time_errors_are_tensorflow_errors():
         run(compiled, p, np.array([0, 3], np.int32))
 
 
+
+def test_gathers_of_a_range_are_strided_views_with_checked_ends():
+    """x[a:b] with tensor bounds gathers tf.range(a, b): the kernel takes a view, checks
+    the first and last index, and never writes the indices out."""
+    def fn(x, a, b, step):
+        return (tf.gather(x, tf.range(a, b)) * 2.0, tf.gather(x, tf.range(a, b, step)),
+                tf.gather(x, tf.range(b - 1, a - 1, -step), axis=1), x[a:b])
+    compiled = compile_graph(trace(fn, ((6, 6), F32), ((), tf.int32), ((), tf.int32),
+                                   ((), tf.int32)))
+    assert "gather4" not in compiled.source and "np.arange" not in compiled.source
+    x = np.arange(36, dtype=np.float32).reshape(6, 6)
+    for a, b, step in ((1, 5, 1), (0, 6, 2), (2, 2, 3), (5, 6, 4), (0, 1, 1)):
+        args = (x, np.int32(a), np.int32(b), np.int32(step))
+        assert_matches(run(compiled, *args), eager(fn, *args))
+    for a, b in ((-1, 3), (2, 7)):
+        with pytest.raises(InvalidArgumentError, match=r"is not in \[0, 6\).*GatherV2"):
+            run(compiled, x, np.int32(a), np.int32(b), np.int32(1))
+
 # -- control flow ---------------------------------------------------------------------------------
 
 def test_cond_and_while_loop_become_native_if_and_while():
@@ -543,6 +561,34 @@ def test_a_list_grows_in_place_in_a_compiled_loop_unless_two_pushes_share_it():
     compiled = compile_graph(trace(fork, ((2,), F32), ((), tf.int32)))
     assert "rows" not in compiled.source
     assert_matches(run(compiled, xv, n), eager(fork, xv, n))
+
+
+def test_appends_inside_a_cond_or_an_inner_loop_grow_the_outer_loops_buffer():
+    def fn(x, n):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+
+            def inner(j, rows, h):
+                return j + 1, list_push_back(rows, h * tf.cast(j, F32)), h
+
+            def body(i, rows, h):
+                h = tf.tanh(h * 0.9 + x)
+                rows = tf.cond(i % 3 == 0, lambda: list_push_back(rows, h), lambda: rows)
+                _, rows, _ = tf.while_loop(lambda j, rows, h: j < i % 2, inner,
+                                           [tf.constant(0), rows, h])
+                return i + 1, rows, h
+            _, rows, _ = tf.while_loop(lambda i, rows, h: i < n, body,
+                                       [tf.constant(0), tf.zeros((0, 2)), x])
+            loss = tf.reduce_sum(rows ** 2)
+        return rows, tape.gradient(loss, x)
+    from tapeflow.ops.lists import list_push_back
+    compiled = compile_graph(trace(fn, ((2,), F32), ((), tf.int32)))
+    forward = compiled.source[:compiled.source.index("# fused: Pow")]
+    assert len(re.findall(r"copy_flat\(rows\d+, 0, ", forward)) == 1  # the start only
+    assert not re.search(r"copy_flat\(t\d+, 0, ", forward)
+    xv = np.array([0.5, -1.0], np.float32)
+    for n in (1, 7, 40):  # 40: past the first 16 rows
+        assert_matches(run(compiled, xv, np.int32(n)), eager(fn, xv, np.int32(n)))
 
 
 def test_lists_of_items_with_an_unknown_dimension_and_loops_over_them_compile(monkeypatch):

@@ -257,7 +257,9 @@ class Codegen:
         self.consumers = {}
         self.outputs_ids = set()
         self.keep = []
-        self.list_bases = {}     # id(TensorListPushBack node) -> its loop's row buffer
+        # id(push) -> (push, row buffer); id(cond or loop) -> (node, {(k, j): row buffer})
+        self.list_bases = {}
+        self.ranges = {}         # id(Range output read only by gathers) -> (start, count, step)
 
     # -- bookkeeping ------------------------------------------------------------------
     def fresh(self, prefix="t"):
@@ -439,12 +441,19 @@ class Codegen:
     def subgraph(self, graph, inputs, where, list_bases=None):
         """Emits a branch or loop body inline; returns the Vals of its outputs.
 
-        list_bases: {loop variable index: buffer name} for the lists a loop body appends
-        to; the pushes that grow them write into the buffer (see _push_back)."""
+        list_bases: {(output index, input index): buffer name} for the lists a loop body
+        or branch appends to; the pushes that grow them, directly or in the branches and
+        loops inside, write into the buffer (see _push_back)."""
         sub = passes.optimize(graph)
-        for i, base in (list_bases or {}).items():
-            for push in _linear_pushes(sub, i):
-                self.list_bases[id(push)] = (push, base)  # the node kept: its id stays its
+        for (k, j), base in (list_bases or {}).items():
+            chain = _list_chain(sub, k, j)
+            if chain is None:  # optimizing only removes consumers: it cannot break a chain
+                raise Unsupported(f"a list appended to at {where.where()} lost its chain")
+            for node, m in chain:  # the node kept: its id stays its own
+                if m is None:
+                    self.list_bases[id(node)] = (node, base)
+                else:
+                    self.list_bases.setdefault(id(node), (node, {}))[1][m] = base
         for node in sub.nodes:
             if _effectful_inside(node):
                 raise Unsupported(f"{node.op.name} inside a tensor-dependent branch or loop "
@@ -1387,9 +1396,13 @@ def _reverse(cg, node):
 
 @lowering("GatherV2")
 def _gather(cg, node):
-    p, i = cg.val(node.inputs[0]), cg.val(node.inputs[1])
-    y = node.outputs[0]
+    p = cg.val(node.inputs[0])
     axis = node.attrs["axis"] % p.rank
+    if id(node.inputs[1]) in cg.ranges:
+        _gather_range(cg, node, p, axis, *cg.ranges[id(node.inputs[1])])
+        return
+    i = cg.val(node.inputs[1])
+    y = node.outputs[0]
     b = node.attrs["batch_dims"]
     b = b + i.rank if b < 0 else b
     if i.rank == 0:  # one index (a loop reading its history): index in place
@@ -1407,6 +1420,32 @@ def _gather(cg, node):
     cg.emit(f"gather4({p4}, {i2}, {o4}, {code})")
     shape = pd[:axis] + id_[b:] + pd[axis + 1:]
     _out(cg, node, _assign(cg, f"{o4}.reshape({_tuple(shape)})"))
+
+
+def _gather_range(cg, node, p, axis, start, count, step):
+    """Rows start, start + step, ... (count of them) along `axis`: a view."""
+    params = cg.array(p)
+    size = f"{params}.shape[{axis}]"
+    last = _assign(cg, f"{start} + ({count} - 1) * {1 if step is None else step}")
+    code = cg.error("gather", node, f"[0, {p.shape[axis]})")
+    cg.emit(f"if {count} > 0 and ({start} < 0 or {start} >= {size}): "
+            f"raise IndexError({code}, {start})")
+    cg.emit(f"if {count} > 0 and ({last} < 0 or {last} >= {size}): "
+            f"raise IndexError({code}, {last})")
+    before = [":"] * axis
+    view = cg.fresh()
+    if step is None:  # a unit step: Numba keeps leading rows C-contiguous
+        cg.emit(f"{view} = {params}{_index(before + [f'{start}:{start} + {count}'])}")
+        _out(cg, node, view, p.layout if axis == 0 else "A")
+        return
+    cg.emit(f"if {count} == 0:")
+    cg.emit(f"    {view} = {params}{_index(before + ['0:0:1'])}")
+    cg.emit(f"elif {step} > 0:")
+    cg.emit(f"    {view} = {params}{_index(before + [f'{start}:{last} + 1:{step}'])}")
+    cg.emit("else:")
+    cg.emit(f"    {view} = {params}{_index(before + [f'{last}:{start} + 1:-{step}'])}"
+            f"{_index([':'] * axis + ['::-1'])}")
+    _out(cg, node, view, "A")
 
 
 def _gather_one(cg, node, p, i, axis):
@@ -1739,6 +1778,18 @@ def _range(cg, node):
     code = cg.error("range", node)
     cg.emit(f"if {d} == 0 or ({d} > 0 and {s} > {l}) or ({d} < 0 and {s} < {l}): "
             f"raise ValueError({code})")
+    readers = cg.consumers.get(id(y), [])
+    if readers and id(y) not in cg.outputs_ids and all(
+            r.op.name == "GatherV2" and r.inputs[1] is y and r.inputs[0] is not y and
+            r.attrs["batch_dims"] == 0 for r in readers):
+        # Only gathers read it (a slice with tensor bounds, a list's first rows): they
+        # take a strided view, so the indices are never written out.
+        start, count, step = _assign(cg, s), cg.fresh("n"), _assign(cg, d)
+        cg.emit(f"{count} = ({l} - {start} + {step} - 1) // {step} if {step} > 0 else "
+                f"({start} - {l} - {step} - 1) // -{step}")
+        unit = not isinstance(node.inputs[2], Symbolic) and _scalar_value(node.inputs[2]) == 1
+        cg.ranges[id(y)] = (start, count, None if unit else step)
+        return
     _out(cg, node, _assign(cg, f"np.arange({s}, {l}, {d}).astype({np_name(y.dtype)})"))
 
 
@@ -1750,25 +1801,51 @@ def _linspace(cg, node):
                                f".astype({np_name(y.dtype)})"))
 
 
-def _linear_pushes(body, i):
-    """The pushes that make a loop body's output i from its input i, when each list value
-    on the way is pushed onto once: then every push can write the next row of one shared
-    buffer (earlier values, its prefixes, never see that row). [] otherwise."""
+def _list_chain(graph, k, j):
+    """How `graph`'s output k is its input j with rows appended: [(node, m)] for the
+    pushes (m None), the conds (m: (output, captured input) of the branches) and the
+    loops (m: (variable, variable)) on the way, when each list value on the way goes to
+    one of them only. Then every push, however deep, can write the next row of one
+    shared buffer (earlier values, its prefixes, never see that row). None otherwise."""
     from ..ops.lists import TENSOR_LIST_PUSH_BACK
-    producers = body.producers()
-    pushes_of = {}
-    for node in body.nodes:
+    producers = graph.producers()
+    growers = {}  # value id -> how many pushes, conds and loops take it
+    for node in graph.nodes:
+        if node.op is TENSOR_LIST_PUSH_BACK or node.op.name in ("If", "While"):
+            for x in {id(x) for x in node.inputs}:
+                growers[x] = growers.get(x, 0) + 1
+    chain, value = [], graph.outputs[k]
+    while value is not graph.inputs[j]:
+        node, m = producers.get(id(value), (None, None))
+        if node is None:
+            return None
         if node.op is TENSOR_LIST_PUSH_BACK:
-            pushes_of[id(node.inputs[0])] = pushes_of.get(id(node.inputs[0]), 0) + 1
-    chain, value = [], body.outputs[i]
-    while value is not body.inputs[i]:
-        node, _ = producers.get(id(value), (None, None))
-        if node is None or node.op is not TENSOR_LIST_PUSH_BACK or \
-                pushes_of.get(id(node.inputs[0])) != 1:
-            return []
-        chain.append(node)
-        value = node.inputs[0]
+            chain.append((node, None))
+            value = node.inputs[0]
+        elif node.op.name == "If":
+            branches = (node.attrs["then"], node.attrs["else"])
+            p = next((p for p in range(len(node.inputs) - 1)
+                      if all(_list_chain(g, m, p) is not None for g in branches)), None)
+            if p is None:
+                return None
+            chain.append((node, (m, p)))
+            value = node.inputs[1 + p]
+        elif node.op.name == "While" and m in node.attrs.get("appended", ()) and \
+                _list_chain(node.attrs["body"], m, m) is not None:
+            chain.append((node, (m, m)))
+            value = node.inputs[m]
+        else:
+            return None
+        if growers.get(id(value)) != 1:
+            return None
     return chain
+
+
+def _chain_bases(cg, node):
+    """{(output, input): row buffer} of the lists a cond or loop appends to for an outer
+    loop's list (see _list_chain)."""
+    entry, bases = cg.list_bases.get(id(node), (None, {}))
+    return bases if entry is node else {}
 
 
 @lowering("TensorListPushBack")
@@ -1838,7 +1915,7 @@ def _if(cg, node):
         cg.emit(f"if {pred}:" if keyword == "if" else "else:")
         cg.depth += 1
         start = len(cg.lines)
-        outs = cg.subgraph(graph, captured, node)
+        outs = cg.subgraph(graph, captured, node, _chain_bases(cg, node))
         for name, v, scalar in zip(names, outs, scalars):
             if scalar:
                 cg.emit(f"{name} = {np_name(v.dtype)}({cg.scalar(v)})")
@@ -1870,13 +1947,17 @@ def _while(cg, node):
     scalars = {i for i, (v, y) in enumerate(zip(initial, outs)) if v.rank == 0 and
                y._shape == ()}
     list_bases = {}
+    outer_bases = _chain_bases(cg, node)
     for i, (name, v) in enumerate(zip(names, initial)):
         if i in scalars:
             cg.emit(f"{name} = {np_name(v.dtype)}({cg.scalar(v)})")
+        elif (i, i) in outer_bases:  # a list an outer loop appends to: already its rows
+            list_bases[(i, i)] = outer_bases[(i, i)]
+            cg.emit(f"{name} = {cg.array(v)}")
         elif i in node.attrs.get("appended", ()) and v.rank >= 1 and \
-                _linear_pushes(node.attrs["body"], i):
+                _list_chain(node.attrs["body"], i, i):
             # The list lives in the first rows of a buffer with room to grow.
-            base = list_bases[i] = cg.fresh("rows")
+            base = list_bases[(i, i)] = cg.fresh("rows")
             src = cg.contiguous(v)
             cg.emit(f"{base} = np.empty((max(16, 2 * {src}.shape[0]),) + {src}.shape[1:], "
                     f"{np_name(v.dtype)})")
