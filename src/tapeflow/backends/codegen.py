@@ -1312,7 +1312,7 @@ def _key_index(cg, node, key, rank, check_value=None):
             dim += rank - consumed
         elif isinstance(k, tuple):
             parts = []
-            for b in k:
+            for b in k[:2] if len(k) == 3 and k[2] is None else k:  # a:b, not a:b:
                 parts.append("" if b is None else cg.runtime_ints([b])[0])
             items.append(":".join(parts))
             dim += 1
@@ -1335,11 +1335,19 @@ def _strided_slice(cg, node):
         code = cg.error("index", node)
         cg.emit(f"if not -{name}.shape[{dim}] <= {e} < {name}.shape[{dim}]: "
                 f"raise IndexError({code}, {e})")
-    expr = f"{name}{_index(items)}"
+    while items and items[-1] == ":":  # the same view, which Numba types more precisely
+        items.pop()
     if len(y._shape) == 0:
-        _out(cg, node, _assign(cg, f"np.full((), {expr})"))
-    else:
-        _out(cg, node, _assign(cg, expr), "A")
+        cg.local_scalar(y, f"{name}{_index(items)}")
+        return
+    if not items:
+        _out(cg, node, name, x.layout)
+        return
+    # Numba keeps C-contiguity for integers then at most one step-less slice.
+    steps = [item for item in items if ":" in item]
+    contiguous = x.layout == "C" and "None" not in items and (
+        not steps or (steps == [items[-1]] and items[-1].count(":") == 1))
+    _out(cg, node, _assign(cg, f"{name}{_index(items)}"), "C" if contiguous else "A")
 
 
 @lowering("StridedSliceGrad", "DynamicStridedSliceGrad")
