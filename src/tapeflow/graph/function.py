@@ -4,6 +4,7 @@ differentiate a call as one tape entry whose gradient is itself a traced functio
 import functools
 import inspect
 import threading
+import time
 import types
 import warnings
 import weakref
@@ -501,9 +502,16 @@ class ConcreteFunction:
             return
         with self._lock:
             if self._compile_thread is None and self._compiled is None:
-                self._compile_thread = threading.Thread(target=self._compile, daemon=True,
+                self._compile_thread = threading.Thread(target=self._compile_in_background,
+                                                        daemon=True,
                                                         name=f"tapeflow-compile-{self.name}")
                 self._compile_thread.start()
+
+    def _compile_in_background(self):
+        # Hand the interpreter lock back first: the call that started this thread returns
+        # its answer now instead of after this thread's first time slice.
+        time.sleep(0.001)
+        self._compile()
 
     def _compile(self):
         with self._compile_lock:
