@@ -103,22 +103,21 @@ def kernel(x0, K_float32):
     # fused: Mul AddV2 -> Sum
     n2 = x0.shape[0]
     n4 = n2
-    f5 = x0.reshape(n4)
-    p6 = np.float64(0.0)
-    buf7 = np.empty(1024, np.float32)
-    for b8 in range(0, n4, 1024):
-        m9 = min(1024, n4 - b8)
-        f11 = f5[b8:b8 + m9]
-        for j10 in range(m9):
-            r3 = f11[j10]
-            e12 = r3 * c0
-            e13 = e12 + c1
-            buf7[j10] = e13
-        for j14 in range(m9):
-            p6 = radd_fast(p6, np.float64(buf7[j14]))
-    s15 = np.float32(p6)
-    t16 = np.full((), s15)
-    return (t16,)
+    p5 = np.float64(0.0)
+    buf6 = np.empty(1024, np.float32)
+    for b7 in range(0, n4, 1024):
+        m8 = min(1024, n4 - b7)
+        f10 = x0[b7:b7 + m8]
+        for j9 in range(m8):
+            r3 = f10[j9]
+            e11 = r3 * c0
+            e12 = e11 + c1
+            buf6[j9] = e12
+        for j13 in range(m8):
+            p5 = radd_fast(p5, np.float64(buf6[j13]))
+    s14 = np.float32(p5)
+    t15 = np.full((), s14)
+    return (t15,)
 '''
 
 

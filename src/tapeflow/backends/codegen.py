@@ -681,12 +681,19 @@ class _FusedLoop:
         if flat:
             total = cg.fresh("n")
             cg.emit(f"{total} = {cg.product(bounds)}")
+            # A reshape is a call, not free: one-dimensional arrays are read as they are
+            # (their sizes are checked above where tracing left them open).
             for r in self.reads.values():
-                if r.mode == "full":
+                if r.mode == "full" and rank == 1:
+                    r.flat = cg.array(r.val)
+                elif r.mode == "full":
                     r.flat = cg.fresh("f")
                     cg.emit(f"{r.flat} = {cg.array(r.val)}.reshape({total})")
             flat_writes = []
             for node, name in writes:
+                if rank == 1:
+                    flat_writes.append((node, name))
+                    continue
                 f = cg.fresh("f")
                 cg.emit(f"{f} = {name}.reshape({total})")
                 flat_writes.append((node, f))
@@ -1882,8 +1889,8 @@ def _push_back(cg, node):
         cg.emit(f"    {base} = grow_rows({base})")
         if item.rank == 0:
             cg.emit(f"{base}[{n}] = {cg.scalar(item)}")
-        else:
-            cg.emit(f"copy_flat({base}, {n} * {rows}.size, {rows})")
+        else:  # one row: a C view, copied without reshaping (which costs a call)
+            cg.emit(f"copy_into({base}[{n}], {rows})")
         _out(cg, node, _assign(cg, f"{base}[:{n} + 1]"))
         return
     out = cg.new_array(y, [f"{n} + 1"] + [f"{name}.shape[{k}]" for k in range(1, b.rank)])
@@ -1891,7 +1898,7 @@ def _push_back(cg, node):
     if item.rank == 0:
         cg.emit(f"{out}[{n}] = {cg.scalar(item)}")
     else:
-        cg.emit(f"copy_flat({out}, {n} * {rows}.size, {rows})")
+        cg.emit(f"copy_into({out}[{n}], {rows})")
     _out(cg, node, out)
 
 
@@ -2008,7 +2015,8 @@ def _while(cg, node):
             if None in outs[i]._shape:  # unknown while tracing: the same at every step?
                 code = cg.error("loop_shape", node)
                 cg.emit(f"if {names[i]}.shape != {h}.shape[1:]: raise ValueError({code})")
-            cg.emit(f"copy_flat({h}, {count} * {names[i]}.size, {names[i]})")
+            cg.emit(f"copy_into({h}[{count}], {names[i]})" if loop[i].rank else
+                    f"copy_flat({h}, {count}, {names[i]})")
     new = cg.subgraph(node.attrs["body"], loop + captured, node, list_bases)
     temps = []
     for i, v in enumerate(new):
