@@ -582,9 +582,9 @@ def test_appends_inside_a_cond_or_an_inner_loop_grow_the_outer_loops_buffer():
         return rows, tape.gradient(loss, x)
     from tapeflow.ops.lists import list_push_back
     compiled = compile_graph(trace(fn, ((2,), F32), ((), tf.int32)))
-    forward = compiled.source[:compiled.source.index("# fused: Pow")]
-    assert len(re.findall(r"copy_flat\(rows\d+, 0, ", forward)) == 1  # the start only
-    assert not re.search(r"copy_flat\(t\d+, 0, ", forward)
+    # One buffer, started once; the reverse loop rebuilds no list (only lengths matter).
+    assert len(re.findall(r"copy_flat\(rows\d+, 0, ", compiled.source)) == 1
+    assert not re.search(r"copy_flat\(t\d+, 0, ", compiled.source)
     xv = np.array([0.5, -1.0], np.float32)
     for n in (1, 7, 40):  # 40: past the first 16 rows
         assert_matches(run(compiled, xv, np.int32(n)), eager(fn, xv, np.int32(n)))

@@ -240,3 +240,31 @@ def test_groups_are_capped():
         return x
     items = plan(trace(fn, ((3,), F32)))
     assert [len(i) for i in items] == [passes.MAX_FUSED, 10]
+
+
+def test_dce_drops_unneeded_loop_variables_and_branch_outputs_with_their_captures():
+    from tapeflow.graph.execute import run_graph
+
+    def fn(x, y, n):
+        # acc: nothing needs its final value, and no other variable reads it.
+        i, acc, h = tf.while_loop(lambda i, acc, h: i < n,
+                                  lambda i, acc, h: (i + 1, acc + tf.exp(y), tf.sin(h)),
+                                  [tf.constant(0), tf.zeros([3]), x])
+        a, b = tf.cond(n > 2, lambda: (h * 2.0, tf.exp(y)), lambda: (h, y))
+        return a
+    g = trace(fn, ((3,), F32), ((3,), F32), ((), tf.int32))
+    new = passes.dce(g)
+    passes.verify(new)
+    (loop,) = [node for node in new.nodes if node.op.name == "While"]
+    (branch,) = [node for node in new.nodes if node.op.name == "If"]
+    assert loop.attrs["n_vars"] == 2 and len(loop.outputs) == 5  # i, h, their histories, count
+    assert len(branch.outputs) == 1
+    y = new.inputs[1]
+    assert all(x is not y for node in (loop, branch) for x in node.inputs)
+    assert "Exp" not in [n.op.name for node in (loop, branch) for key in ("body", "then")
+                         if key in node.attrs for n in node.attrs[key].nodes]
+    for n in (0, 1, 4):
+        inputs = [tf.constant([0.5, -1.0, 2.0]), tf.constant([1.0, 2.0, 3.0]), tf.constant(n)]
+        want, _ = run_graph(g, inputs, [])
+        got, _ = run_graph(new, inputs, [])
+        np.testing.assert_allclose(got[0].numpy(), want[0].numpy())

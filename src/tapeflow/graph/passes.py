@@ -334,12 +334,18 @@ def _effectful(node):
 
 
 def dce(graph):
-    """Drops nodes none of whose outputs is needed. Assignments and stateful (random)
-    nodes always stay: a random op draws (advances its counter) on every run."""
+    """Drops nodes none of whose outputs is needed, and the unneeded outputs, loop
+    variables and captures of the branches and loops that stay (graph/prune.py).
+    Assignments and stateful (random) nodes always stay: a random op draws (advances its
+    counter) on every run."""
+    from .prune import pruned
     live = {id(x) for x in graph.outputs if _is_symbolic(x)}
     keep = []
     for node in reversed(graph.nodes):
-        if _effectful(node) or any(id(y) in live for y in node.outputs):
+        effectful = _effectful(node)
+        if effectful or any(id(y) in live for y in node.outputs):
+            if not effectful and node.op.name in ("If", "While"):
+                node = pruned(node, live)  # outputs, loop variables, captures: the live ones
             keep.append(node)
             for x in node.inputs:
                 if _is_symbolic(x):
