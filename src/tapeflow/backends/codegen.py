@@ -681,21 +681,21 @@ class _FusedLoop:
         if flat:
             total = cg.fresh("n")
             cg.emit(f"{total} = {cg.product(bounds)}")
-            # A reshape is a call, not free: one-dimensional arrays are read as they are
-            # (their sizes are checked above where tracing left them open).
+            # Flat views without a reshape call (kernels.flat_view); one-dimensional arrays
+            # are read as they are (sizes are checked above where tracing left them open).
             for r in self.reads.values():
                 if r.mode == "full" and rank == 1:
                     r.flat = cg.array(r.val)
                 elif r.mode == "full":
                     r.flat = cg.fresh("f")
-                    cg.emit(f"{r.flat} = {cg.array(r.val)}.reshape({total})")
+                    cg.emit(f"{r.flat} = flat_view({cg.array(r.val)})")
             flat_writes = []
             for node, name in writes:
                 if rank == 1:
                     flat_writes.append((node, name))
                     continue
                 f = cg.fresh("f")
-                cg.emit(f"{f} = {name}.reshape({total})")
+                cg.emit(f"{f} = flat_view({name})")
                 flat_writes.append((node, f))
             for red in reductions:
                 red.init(0)
