@@ -422,6 +422,13 @@ def test_run_time_errors_are_tensorflow_errors():
     with pytest.raises(InvalidArgumentError, match=r"indices = 3 is not in \[0, 3\).*"
                                                    r"\[Op:GatherV2\]"):
         run(compiled, p, np.array([0, 3], np.int32))
+    compiled = compile_graph(trace(lambda a, b: (a // b, a % b), ((2,), tf.int32),
+                                   ((2,), tf.int32)))
+    a = np.array([7, -7], np.int32)
+    b = np.array([2, 3], np.int32)
+    assert_matches(run(compiled, a, b), [a // b, a % b])
+    with pytest.raises(InvalidArgumentError, match=r"Integer division by zero.*FloorDiv"):
+        run(compiled, a, np.array([2, 0], np.int32))
 
 
 

@@ -1846,6 +1846,50 @@ def test_slices_with_tensor_bounds_follow_python_slice_rules():
     assert g.experimental_get_tracing_count() == 1
 
 
+
+def test_tensor_indices_count_from_the_end_as_in_python():
+    x = tf.reshape(tf.range(6.0), [2, 3])
+
+    @tf.function
+    def f(x, i, j):
+        return x[i], x[i, j], x[1, j:]
+
+    for i, j in ((-1, -2), (0, 2), (-2, -3)):
+        assert_same(f(x, tf.constant(i), tf.constant(j, tf.int64)), (x[i], x[i, j], x[1, j:]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"-3 is not in \[0, 2\)"):
+        f(x, tf.constant(-3), tf.constant(0, tf.int64))
+
+
+
+def test_gradient_of_one_row_of_a_tensor_with_an_unknown_dimension():
+    x = tf.reshape(tf.range(24.0), [2, 3, 4])
+
+    def f(x, a, b, i):
+        return tf.reduce_sum(x[:, a:b][i] ** 2)
+
+    def value_and_grad(f, *args):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x, *args)
+        return y, tape.gradient(y, x)
+
+    g = tf.function(f)
+    for a, b, i in ((0, 2, 1), (1, 3, 0)):
+        args = (tf.constant(a), tf.constant(b), tf.constant(i))
+        assert_same(value_and_grad(g, *args), value_and_grad(f, *args))
+
+def test_range_casts_bounds_known_only_when_the_function_runs():
+    x = tf.constant([1.0, 5.0, -2.0, 3.0])
+
+    def f(x, a, b):
+        wide = tf.range(a, b, dtype=tf.int64)
+        mixed = tf.range(tf.argmax(x), tf.argmin(x, output_type=tf.int32) + 1)
+        return wide, tf.gather(x, mixed)
+
+    got = tf.function(f)(x, tf.constant(0), tf.constant(3))
+    assert got[0].dtype == tf.int64 and got[1].dtype == tf.float32
+    assert_same(got, f(x, tf.constant(0), tf.constant(3)))
+
 def test_tile_with_multiples_known_when_the_function_runs():
     x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
 

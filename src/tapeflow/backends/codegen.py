@@ -816,6 +816,9 @@ class _FusedLoop:
             if node.op.name == "Pow" and out.is_integer:
                 code = cg.error("negative_power", node)
                 cg.emit(f"if {operands[1]} < 0: raise ValueError({code})")
+            if node.op.name in ("FloorDiv", "FloorMod") and out.is_integer:
+                code = cg.error("division_by_zero", node)
+                cg.emit(f"if {operands[1]} == 0: raise ValueError({code})")
             self.temps[id(node.outputs[0])] = t
         for node, name in writes:
             idx = [indices[0]] if flat else indices

@@ -152,6 +152,7 @@ class CompiledGraph:
 _MESSAGES = {
     "shape": "Incompatible shapes at run time in {op} at {where}",
     "negative_power": "Integers to negative integer powers are not allowed",
+    "division_by_zero": "Integer division by zero (at {where})",
     "index": "slice index {value} out of bounds (at {where})",
     "gather": "indices = {value} is not in {detail} (at {where})",
     "segment": "segment_ids = {value} is out of range (at {where})",

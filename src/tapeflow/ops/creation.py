@@ -207,20 +207,19 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     """Like Python's range, as a 1-D tensor (`tf.range`)."""
     if limit is None:
         start, limit = 0, start
+    from .elementwise import cast  # a cast op: bounds may be known only when a graph runs
     values = [start, limit, delta]
     if dtype is not None:
         dtype = dtypes.as_dtype(dtype)
-        values = [convert_to_tensor(np.asarray(v).astype(dtype._np) if not
-                                    isinstance(v, _Operators) else v.numpy().astype(dtype._np))
-                  for v in values]
+        values = [cast(v, dtype) if isinstance(v, _Operators) else
+                  convert_to_tensor(np.asarray(v).astype(dtype._np)) for v in values]
     else:
         tensors = [convert_to_tensor(v) for v in values]
         # TensorFlow picks the widest of the three dtypes (float wins over int).
         order = [dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64]
         widest = max((t.dtype for t in tensors),
                      key=lambda d: order.index(d) if d in order else -1)
-        values = [t if t.dtype is widest else wrap(np.asarray(t._value).astype(widest._np))
-                  for t in tensors]
+        values = [t if t.dtype is widest else cast(t, widest) for t in tensors]
     return bind(RANGE, tuple(values))
 
 

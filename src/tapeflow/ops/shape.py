@@ -616,7 +616,7 @@ def _gather_grad_unknown_size(ctx, dy, axis, batch_dims):
     p_shape, i_shape = ctx.shapes
     n_idx = len(i_shape)
     rest = p_shape[:axis] + p_shape[axis + 1:]
-    if batch_dims != 0 or (n_idx != 1 and None in rest):
+    if batch_dims != 0 or (n_idx > 1 and None in rest):
         raise UnimplementedError(
             f"the gradient of GatherV2 (axis {axis}, batch_dims {batch_dims}) of a tensor "
             f"of shape {list(p_shape)} with indices of shape {list(i_shape)} needs shapes "
@@ -626,9 +626,12 @@ def _gather_grad_unknown_size(ctx, dy, axis, batch_dims):
     inverse = tuple(np.argsort(front).tolist())
     # dy holds the index dimensions where `axis` was: move them to the front, as rows.
     rank = len(dy._shape)
-    rows = transpose(dy, list(range(axis, axis + n_idx)) + list(range(axis))
-                     + list(range(axis + n_idx, rank)))
-    if n_idx != 1:
+    if n_idx == 0:  # one index: dy is the one row
+        rows = expand_dims(dy, 0)
+    else:
+        rows = transpose(dy, list(range(axis, axis + n_idx)) + list(range(axis))
+                         + list(range(axis + n_idx, rank)))
+    if n_idx > 1:
         rows = reshape(rows, (-1,) + tuple(rest))
     summed = tensor_scatter_nd_add(transpose(zeros_like(ctx.params), front),
                                    reshape(ctx.indices, (-1, 1)), rows)
@@ -1107,7 +1110,7 @@ def _slice_with_tensor_indices(x, key):
             axis += 1
             dim += 1
         elif _is_symbolic(k):
-            picks.append((axis, k, True))
+            picks.append((axis, _wrapped_index(x, dim, k), True))
             axis += 1
             dim += 1
         else:
@@ -1117,6 +1120,15 @@ def _slice_with_tensor_indices(x, key):
         y = gather(y, index, axis=position - removed)
         removed += drops
     return y
+
+
+def _wrapped_index(x, dim, k):
+    """A tensor index into axis `dim` of x, a negative one counting from the end as in
+    Python (an index out of range either way stays as given, for the gather's error)."""
+    from .elementwise import cast, logical_and, where
+    n = x._shape[dim]
+    n = cast(shape(x)[dim], k.dtype) if n is None else n
+    return where(logical_and(k < 0, k >= -n), k + n, k)
 
 
 def _slice_positions(x, dim, k):
