@@ -997,6 +997,29 @@ def test_error_list_elements_disagree_in_tensor_loop():
         tf.function(f)(tf.constant([1.0, 2.0]))
 
 
+
+def test_error_list_methods_after_or_inside_the_loop_that_stacks_it():
+    def after(x, n):
+        out = []
+        for i in tf.range(n):
+            out.append(x * tf.cast(i, tf.float32))
+        out.append(x)
+        return tf.stack(out)
+
+    def pop(x, n):
+        out = []
+        for i in tf.range(n):
+            out.append(x)
+            out.pop()
+        return tf.stack(out)
+
+    x, n = tf.constant([1.0, 2.0]), tf.constant(3)
+    with pytest.raises(AttributeError, match=r"no \.append\(\) \(at .*out\.append\(x\)\)"
+                                             r".*stacked into one Tensor"):
+        tf.function(after)(x, n)
+    with pytest.raises(TypeError, match="popping from a list that a tensor loop appends to"):
+        tf.function(pop)(x, n)
+
 def test_error_generators_cannot_be_converted():
     def gen(x):
         for i in range(3):

@@ -336,6 +336,9 @@ class ValuelessTensor(Tensor):
         self._no_value("Using as an index")
 
 
+_LIST_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort"})
+
+
 class Symbolic(ValuelessTensor):
     """A Tensor inside a function being traced: it has a shape and dtype, not yet a value.
 
@@ -365,6 +368,16 @@ class Symbolic(ValuelessTensor):
 
     def __format__(self, spec):
         return format(repr(self), spec)
+
+    def __getattr__(self, name):
+        if name in _LIST_METHODS:  # a list a tensor loop appended to is a Tensor after it
+            from .graph.trace import user_location
+            raise AttributeError(
+                f"a symbolic Tensor ({self.name}: {self.dtype.name}{list(self._shape)}) has "
+                f"no .{name}() (at {user_location()}). A Python list that a tensor loop "
+                f"appends to is stacked into one Tensor when the loop ends: append inside "
+                f"the loop, or extend the Tensor with tf.concat.")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __len__(self):
         if not self._shape or self._shape[0] is None:

@@ -351,6 +351,11 @@ class _TensorList:
     def stack(self):
         return self.buffer
 
+    def pop(self, index=-1):
+        raise TypeError("popping from a list that a tensor loop appends to is not "
+                        "supported: read its rows (the_list[i]) or slice tf.stack(the_list) "
+                        "instead")
+
     def __getitem__(self, index):
         if _is_symbolic(index):
             return _shape_ops().gather(self.buffer, index)
