@@ -656,6 +656,28 @@ def test_a_dimension_unknown_while_tracing_broadcasts_when_it_is_one(monkeypatch
         compiled(x, tf.constant(2))
 
 
+
+def test_two_dimensions_unknown_while_tracing_broadcast_a_one(monkeypatch):
+    """x[a:b] * x[c:d]: both lengths are unknown while tracing; one of them may be 1
+    when the function runs, which broadcasts (value and gradient), as in TensorFlow."""
+    monkeypatch.setattr(tf.config.settings, "compile_mode", "sync")
+
+    def value_and_grad(x, a, b, c, d):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum((x[a:b] * x[c:d]) ** 2)
+        return y, tape.gradient(y, x)
+
+    x = tf.range(1.0, 9.0)
+    compiled = tf.function(value_and_grad)
+    for bounds in ((0, 1, 4, 7), (2, 5, 7, 8), (1, 4, 4, 7)):
+        args = [tf.constant(b) for b in bounds]
+        assert_matches([t.numpy() for t in compiled(x, *args)],
+                       [t.numpy() for t in value_and_grad(x, *args)])
+    assert compiled.experimental_get_tracing_count() == 1
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Incompatible shapes"):
+        compiled(x, *[tf.constant(b) for b in (0, 2, 4, 7)])
+
 def test_reverse_loop_reads_stored_outputs_instead_of_recomputing_them():
     def fn(x):
         with tf.GradientTape() as tape:

@@ -571,6 +571,22 @@ class _FusedLoop:
             dims = (axis,)
         return self.read(x, dims).var
 
+    def broadcast_unknown_sizes(self):
+        """Inputs whose sizes along one dimension are all unknown while tracing may
+        broadcast one another when the kernel runs (a size of 1, as in TensorFlow): they
+        are read with run-time strides, as an unknown size against a known one is."""
+        for d in range(self.rank):
+            if self.g.shape[d] is not None:
+                continue
+            unknown = [r for r in self.reads.values() if r.mode != "scalar" and d in r.dims
+                       and r.val.shape[r.dims.index(d)] is None]
+            if len(unknown) < 2:
+                continue
+            for r in unknown:
+                k = r.dims.index(d)
+                r.flags = r.flags[:k] + ("runtime",) + r.flags[k + 1:]
+                r.mode = "bcast"
+
     def materialized(self, node):
         y = node.outputs[0]
         if id(y) in self.cg.outputs_ids:
@@ -593,6 +609,7 @@ class _FusedLoop:
             x = node.inputs[0]
             if not (isinstance(x, Symbolic) and id(x) in self.members):
                 self.read(x)
+        self.broadcast_unknown_sizes()
         # The loop bounds: each from an input that has the dimension, or from a
         # BroadcastTo member's runtime shape.
         bounds = []
@@ -608,6 +625,16 @@ class _FusedLoop:
                 if r.mode != "scalar" and d in r.dims and not r.flags[r.dims.index(d)]:
                     source = f"{cg.array(r.val)}.shape[{r.dims.index(d)}]"
                     break
+            sizes = [f"{cg.array(r.val)}.shape[{r.dims.index(d)}]" for r in self.reads.values()
+                     if r.mode != "scalar" and d in r.dims
+                     and r.flags[r.dims.index(d)] == "runtime"]
+            if source is None and g.shape[d] is None and sizes:
+                # Sizes all unknown while tracing: the first that is not 1 (checked below).
+                name = _assign(cg, sizes[0])
+                for size in sizes[1:]:
+                    cg.emit(f"if {name} == 1: {name} = {size}")
+                bounds.append(name)
+                continue
             if source is None:
                 for node in g.nodes:
                     if node.op.name == "BroadcastTo":

@@ -169,7 +169,7 @@ def _summed_if_one(g, x, k):
 
 def unbroadcast(dy, shape):
     """Sums `dy` down to `shape`: the gradient of broadcasting a value of `shape`."""
-    if dy is None or dy._shape == shape:
+    if dy is None or (dy._shape == shape and None not in shape):
         return dy
     # `from . import shape` would get the package's `shape` function, not the module.
     from .reduce import reduce_sum
@@ -188,7 +188,8 @@ def unbroadcast(dy, shape):
         out = reduce_sum(out, axis=ones, keepdims=True) if ones else out
         of = getattr(shape, "of", None)
         for k, d in enumerate(shape):
-            if d is None and of is not None and out._shape[k] not in (None, 1):
+            if d is None and of is not None and out._shape[k] != 1:
+                # Also when dy's size is unknown too: two unknown sizes broadcast a 1.
                 out = _summed_if_one(out, of, k)
         return out
     out = reduce_sum(dy, axis=axes) if axes else dy
