@@ -1,0 +1,233 @@
+"""Lowerings of the lists a loop appends to and pops from, and of conds and loops: native
+`if` / `while` in the generated kernel, with a loop's history in growing buffers and the
+appends of a loop (however deeply nested in its conds and inner loops) writing the rows
+of one buffer."""
+
+from .codegen import Val, _assign, _out, lowering, np_name
+
+
+def list_chain(graph, k, j):
+    """How `graph`'s output k is its input j with rows appended: [(node, m)] for the
+    pushes (m None), the conds (m: (output, captured input) of the branches) and the
+    loops (m: (variable, variable)) on the way, when each list value on the way goes to
+    one of them only. Then every push, however deep, can write the next row of one
+    shared buffer (earlier values, its prefixes, never see that row). None otherwise."""
+    from ..ops.lists import TENSOR_LIST_PUSH_BACK
+    producers = graph.producers()
+    growers = {}  # value id -> how many pushes, conds and loops take it
+    for node in graph.nodes:
+        if node.op is TENSOR_LIST_PUSH_BACK or node.op.name in ("If", "While"):
+            for x in {id(x) for x in node.inputs}:
+                growers[x] = growers.get(x, 0) + 1
+    chain, value = [], graph.outputs[k]
+    while value is not graph.inputs[j]:
+        node, m = producers.get(id(value), (None, None))
+        if node is None:
+            return None
+        if node.op is TENSOR_LIST_PUSH_BACK:
+            chain.append((node, None))
+            value = node.inputs[0]
+        elif node.op.name == "If":
+            branches = (node.attrs["then"], node.attrs["else"])
+            p = next((p for p in range(len(node.inputs) - 1)
+                      if all(list_chain(g, m, p) is not None for g in branches)), None)
+            if p is None:
+                return None
+            chain.append((node, (m, p)))
+            value = node.inputs[1 + p]
+        elif node.op.name == "While" and m in node.attrs.get("appended", ()) and \
+                list_chain(node.attrs["body"], m, m) is not None:
+            chain.append((node, (m, m)))
+            value = node.inputs[m]
+        else:
+            return None
+        if growers.get(id(value)) != 1:
+            return None
+    return chain
+
+
+def _chain_bases(cg, node):
+    """{(output, input): row buffer} of the lists a cond or loop appends to for an outer
+    loop's list (see _list_chain)."""
+    entry, bases = cg.list_bases.get(id(node), (None, {}))
+    return bases if entry is node else {}
+
+
+@lowering("TensorListPushBack")
+def _push_back(cg, node):
+    b, item = cg.val(node.inputs[0]), cg.val(node.inputs[1])
+    y = node.outputs[0]
+    name = _assign(cg, cg.array(b))
+    n = f"{name}.shape[0]"
+    push, base = cg.list_bases.get(id(node), (None, None))
+    if push is not node:
+        base = None
+    if item.rank:
+        rows = cg.array(item)
+        if any(d is None for d in y._shape[1:]):
+            # An empty list started before its elements' unknown dimensions were known:
+            # its rows take the first element's shape.
+            cg.emit(f"if {n} == 0 and {name}.shape[1:] != {rows}.shape:")
+            cg.emit(f"    {name} = np.empty((0,) + {rows}.shape, {np_name(y.dtype)})")
+            if base is not None:
+                cg.emit(f"    {base} = np.empty((16,) + {rows}.shape, {np_name(y.dtype)})")
+        if None in b.shape[1:] or None in item.shape:  # else infer checked it
+            code = cg.error("list_element", node)
+            cg.emit(f"if {name}.shape[1:] != {rows}.shape: raise ValueError({code})")
+    if base is not None:  # `name` is base[:n]: write row n, amortized growth
+        cg.emit(f"if {n} == {base}.shape[0]:")
+        cg.emit(f"    {base} = grow_rows({base})")
+        if item.rank == 0:
+            cg.emit(f"{base}[{n}] = {cg.scalar(item)}")
+        else:  # one row: a C view, copied without reshaping (which costs a call)
+            cg.emit(f"copy_into({base}[{n}], {rows})")
+        _out(cg, node, _assign(cg, f"{base}[:{n} + 1]"))
+        return
+    out = cg.new_array(y, [f"{n} + 1"] + [f"{name}.shape[{k}]" for k in range(1, b.rank)])
+    cg.emit(f"copy_flat({out}, 0, {name})")
+    if item.rank == 0:
+        cg.emit(f"{out}[{n}] = {cg.scalar(item)}")
+    else:
+        cg.emit(f"copy_into({out}[{n}], {rows})")
+    _out(cg, node, out)
+
+
+@lowering("TensorListPopBack")
+def _pop_back(cg, node):
+    x = cg.val(node.inputs[0])
+    name = cg.array(x)
+    if x.shape[0] is None or x.shape[0] == 0:
+        code = cg.error("empty_list", node)
+        cg.emit(f"if {name}.shape[0] == 0: raise ValueError({code})")
+    # Leading rows, or one row, of a C-contiguous array are C-contiguous (Numba agrees).
+    _out(cg, node, _assign(cg, f"{name}[:-1]"), x.layout, 0)
+    if x.rank == 1:
+        cg.local_scalar(node.outputs[1], f"{name}[{name}.shape[0] - 1]")
+    else:
+        _out(cg, node, _assign(cg, f"{name}[{name}.shape[0] - 1]"), x.layout, 1)
+
+
+# -- control flow: native if / while ------------------------------------------------------------
+
+@lowering("If")
+def _if(cg, node):
+    pred = cg.scalar(cg.val(node.inputs[0]))
+    captured = [cg.val(x) for x in node.inputs[1:]]
+    names = [cg.fresh("o") for _ in node.outputs]
+    scalars = [y._shape == () for y in node.outputs]
+    layouts = []
+    for keyword, graph in (("if", node.attrs["then"]), ("else", node.attrs["else"])):
+        cg.emit(f"if {pred}:" if keyword == "if" else "else:")
+        cg.depth += 1
+        start = len(cg.lines)
+        outs = cg.subgraph(graph, captured, node, _chain_bases(cg, node))
+        for name, v, scalar in zip(names, outs, scalars):
+            if scalar:
+                cg.emit(f"{name} = {np_name(v.dtype)}({cg.scalar(v)})")
+            else:
+                cg.emit(f"{name} = {cg.array(v)}")
+            layouts.append(v.layout)
+        if len(cg.lines) == start:
+            cg.emit("pass")
+        cg.depth -= 1
+    for k, (name, y) in enumerate(zip(names, node.outputs)):
+        if scalars[k]:
+            cg.define(y, Val(None, y.dtype, (), scalar=name, local=True))
+            continue
+        layout = "C" if layouts[k] == layouts[k + len(names)] == "C" else "A"
+        cg.define(y, Val(name, y.dtype, y._shape, layout))
+
+
+@lowering("While")
+def _while(cg, node):
+    n = node.attrs["n_vars"]
+    initial = [cg.val(x) for x in node.inputs[:n]]
+    captured = [cg.val(x) for x in node.inputs[n:]]
+    outs = node.outputs
+    consumers = cg.consumers
+    used = lambda y: id(y) in cg.outputs_ids or bool(consumers.get(id(y)))
+    histories = [used(h) for h in outs[n:2 * n]]
+    names = [cg.fresh("w") for _ in range(n)]
+    # 0-d loop variables (counters, flags, running scalars) are Numba scalars.
+    scalars = {i for i, (v, y) in enumerate(zip(initial, outs)) if v.rank == 0 and
+               y._shape == ()}
+    list_bases = {}
+    outer_bases = _chain_bases(cg, node)
+    for i, (name, v) in enumerate(zip(names, initial)):
+        if i in scalars:
+            cg.emit(f"{name} = {np_name(v.dtype)}({cg.scalar(v)})")
+        elif (i, i) in outer_bases:  # a list an outer loop appends to: already its rows
+            list_bases[(i, i)] = outer_bases[(i, i)]
+            cg.emit(f"{name} = {cg.array(v)}")
+        elif i in node.attrs.get("appended", ()) and v.rank >= 1 and \
+                list_chain(node.attrs["body"], i, i):
+            # The list lives in the first rows of a buffer with room to grow.
+            base = list_bases[(i, i)] = cg.fresh("rows")
+            src = cg.contiguous(v)
+            cg.emit(f"{base} = np.empty((max(16, 2 * {src}.shape[0]),) + {src}.shape[1:], "
+                    f"{np_name(v.dtype)})")
+            cg.emit(f"copy_flat({base}, 0, {src})")
+            cg.emit(f"{name} = {base}[:{src}.shape[0]]")
+        else:
+            cg.emit(f"{name} = {cg.contiguous(v)}")
+    loop = [Val(None, v.dtype, (), scalar=name, local=True) if i in scalars else
+            Val(name, v.dtype, y._shape, "C")
+            for i, (name, v, y) in enumerate(zip(names, initial, outs))]
+    from ..ops.control import history_by_length
+    by_length = history_by_length(node.attrs)
+    buffers = {}
+    for i, keep in enumerate(histories):
+        if keep and i in by_length:  # a list's history is its length at each step
+            buffers[i] = cg.fresh("h")
+            cg.emit(f"{buffers[i]} = np.empty(16, np.int32)")
+        elif keep and i in scalars:
+            buffers[i] = cg.fresh("h")
+            cg.emit(f"{buffers[i]} = np.empty(16, {np_name(loop[i].dtype)})")
+        elif keep:
+            buffers[i] = cg.fresh("h")
+            cg.emit(f"{buffers[i]} = np.empty((16,) + {names[i]}.shape, "
+                    f"{np_name(loop[i].dtype)})")
+    count = cg.fresh("count")
+    cg.emit(f"{count} = 0")
+    cg.emit("while True:")
+    cg.depth += 1
+    (c,) = cg.subgraph(node.attrs["cond"], loop + captured, node)
+    cg.emit(f"if not {cg.scalar(c)}:")
+    cg.emit("    break")
+    for i, h in buffers.items():
+        cg.emit(f"if {count} == {h}.shape[0]:")
+        cg.emit(f"    {h} = grow_rows({h})")
+        if i in by_length:
+            cg.emit(f"{h}[{count}] = {names[i]}.shape[0]")
+        elif i in scalars:
+            cg.emit(f"{h}[{count}] = {names[i]}")
+        else:
+            if None in outs[i]._shape:  # unknown while tracing: the same at every step?
+                code = cg.error("loop_shape", node)
+                cg.emit(f"if {names[i]}.shape != {h}.shape[1:]: raise ValueError({code})")
+            cg.emit(f"copy_into({h}[{count}], {names[i]})" if loop[i].rank else
+                    f"copy_flat({h}, {count}, {names[i]})")
+    new = cg.subgraph(node.attrs["body"], loop + captured, node, list_bases)
+    temps = []
+    for i, v in enumerate(new):
+        t = cg.fresh()
+        if i in scalars:
+            cg.emit(f"{t} = {np_name(v.dtype)}({cg.scalar(v)})")
+        else:
+            cg.emit(f"{t} = {cg.contiguous(v)}")
+        temps.append(t)
+    for name, t in zip(names, temps):
+        cg.emit(f"{name} = {t}")
+    cg.emit(f"{count} += 1")
+    cg.depth -= 1
+    for i in range(n):
+        if i in scalars:
+            cg.define(outs[i], loop[i])
+        else:
+            _out(cg, node, names[i], "C", i)
+        if i in buffers:
+            _out(cg, node, _assign(cg, f"{buffers[i]}[:{count}]"), "C", n + i)
+        else:
+            cg.define(outs[n + i], Val(None, outs[n + i].dtype, outs[n + i]._shape,
+                                       scalar="None"))
+    cg.local_scalar(outs[2 * n], count)
