@@ -377,6 +377,14 @@ class Codegen:
         exprs = list(exprs)
         return " * ".join(exprs) if exprs else "1"
 
+    def write_item(self, target, v):
+        """Emits `target = v` for a subscript `target` of an array: the scalar of a 0-d
+        v, else a copy of v's elements into the view (backends/kernels.copy_into)."""
+        if v.rank == 0:
+            self.emit(f"{target} = {self.scalar(v)}")
+        else:
+            self.emit(f"copy_into({target}, {self.array(v)})")
+
     def local_scalar(self, y, expr):
         """Defines the 0-d value `y` as a scalar variable holding `expr` (cast to y's
         dtype, so that a loop variable keeps one Numba type)."""
@@ -1198,11 +1206,8 @@ def _pack(cg, node):
     shape = dims[:axis] + [str(len(values))] + dims[axis:]
     out = cg.new_array(y, shape)
     for k, v in enumerate(values):
-        idx = _colons(axis) + [str(k)] + _colons(first.rank - axis)
-        if v.rank == 0:
-            cg.emit(f"{out}{_index(idx)} = {cg.scalar(v)}")
-        else:
-            cg.emit(f"copy_into({out}{_index(idx)}, {cg.array(v)})")
+        cg.write_item(f"{out}{_index(_colons(axis) + [str(k)] + _colons(first.rank - axis))}",
+                      v)
     _out(cg, node, out)
 
 

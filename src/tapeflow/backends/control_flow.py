@@ -77,18 +77,12 @@ def _push_back(cg, node):
     if base is not None:  # `name` is base[:n]: write row n, amortized growth
         cg.emit(f"if {n} == {base}.shape[0]:")
         cg.emit(f"    {base} = grow_rows({base})")
-        if item.rank == 0:
-            cg.emit(f"{base}[{n}] = {cg.scalar(item)}")
-        else:  # one row: a C view, copied without reshaping (which costs a call)
-            cg.emit(f"copy_into({base}[{n}], {rows})")
+        cg.write_item(f"{base}[{n}]", item)  # a row is a C view: no reshape call
         _out(cg, node, _assign(cg, f"{base}[:{n} + 1]"))
         return
     out = cg.new_array(y, [f"{n} + 1"] + [f"{name}.shape[{k}]" for k in range(1, b.rank)])
     cg.emit(f"copy_flat({out}, 0, {name})")
-    if item.rank == 0:
-        cg.emit(f"{out}[{n}] = {cg.scalar(item)}")
-    else:
-        cg.emit(f"copy_into({out}[{n}], {rows})")
+    cg.write_item(f"{out}[{n}]", item)
     _out(cg, node, out)
 
 
