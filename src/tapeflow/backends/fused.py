@@ -1,0 +1,661 @@
+"""Fused loops: which nodes a kernel runs as members of one loop nest (elementwise chains
+and the reductions that consume them), the expansion of their table templates into
+typed scalar expressions, and the loop nests themselves (flat where every input is read
+whole and C-contiguous, with run-time strides where a size is known only then)."""
+
+import re
+
+import numpy as np
+
+from .. import dtypes
+from ..graph import passes
+from ..tensor import Symbolic
+from .codegen import (
+    _SUFFIX,
+    SUPPORTED_DTYPES,
+    Unsupported,
+    Val,
+    _assign,
+    _index,
+    _tuple,
+    literal,
+    np_name,
+)
+
+# -- what fuses ---------------------------------------------------------------------------
+
+# Ops that run as members of a fused loop although the table does not flag them
+# elementwise: each reads its inputs broadcast to its output shape.
+_LOOP_MEMBERS = frozenset({"BroadcastTo", "ZerosLike", "OnesLike", "BiasAdd"})
+
+
+def _dtypes_ok(node):
+    return all(x.dtype.name in SUPPORTED_DTYPES for x in list(node.inputs) + node.outputs)
+
+
+def fusible(node):
+    """What the CPU backend fuses: see passes.fusion_plan."""
+    name = node.op.name
+    if not _dtypes_ok(node):
+        return None
+    if name in passes.REDUCTIONS:
+        return "reduction"
+    if (node.op.elementwise and name in ELEMENTWISE_OK) or name in _LOOP_MEMBERS:
+        return "elementwise"
+    return None
+
+
+# Elementwise table entries whose `emit` template this backend can expand.
+ELEMENTWISE_OK = frozenset({
+    "TanhGrad", "SigmoidGrad", "ReciprocalGrad", "SqrtGrad", "ReluGrad", "EluGrad",
+    "SoftplusGrad", "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow",
+    "Maximum", "Minimum", "SquaredDifference", "Neg", "Square", "Sqrt", "Rsqrt",
+    "Reciprocal", "Exp", "Expm1", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh", "Sigmoid",
+    "Abs", "Sign", "Round", "Floor", "Ceil", "Relu", "Elu", "Softplus", "Identity",
+    "StopGradient", "Cast", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal",
+    "NotEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "SelectV2", "ClipByValue",
+    "LeakyReluGrad", "LeakyRelu", "Relu6Grad", "Relu6",
+})
+
+
+# -- template expansion ----------------------------------------------------------------------
+
+_ARG = re.compile(r"\{(\d+)\}")
+_NUMBER = re.compile(r"(?<![\w.])(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?(?![\w.])")
+_HELPER = re.compile(r"\b([a-z0-9]+)_f\(")
+
+
+def _compute_dtype(node):
+    """The dtype a template's literals take: its first non-bool input's."""
+    for x in node.inputs:
+        if not x.dtype.is_bool:
+            return x.dtype
+    return node.outputs[0].dtype
+
+
+def expand(node, operands, const_values):
+    """The scalar expression of elementwise `node` over operand variables.
+
+    const_values: for each operand, its value when it is a scalar constant (Pow uses it to
+    emit x * x for x ** 2), else None.
+    """
+    name = node.op.name
+    out = node.outputs[0].dtype
+    if name == "Cast":
+        if out.is_bool:
+            return f"({operands[0]} != 0)"
+        return f"{np_name(out)}({operands[0]})"
+    if name in ("ZerosLike", "OnesLike"):
+        return literal(0 if name == "ZerosLike" else 1, out)
+    if name == "BroadcastTo":
+        return operands[0]
+    if name == "BiasAdd":
+        return f"{operands[0]} + {operands[1]}"
+    dt = _compute_dtype(node)
+    if name == "Pow":
+        x, y = operands
+        if dt.is_integer:
+            return f"ipow({x}, {y})"
+        exponent = const_values[1]
+        if exponent is not None and exponent in (1.0, 2.0, 3.0):
+            return " * ".join([x] * int(exponent))
+        return f"{x} ** {y}"
+    template = _ARG.sub(lambda m: f"ARG{m.group(1)}_", node.op.emit)
+    template = _NUMBER.sub(lambda m: literal(float(m.group(0)) if dt.is_floating
+                                             else int(float(m.group(0))), dt), template)
+    for key, value in node.attrs.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            template = re.sub(rf"\b{re.escape(key)}\b", literal(value, dt), template)
+    template = template.replace("max(", "maximum(").replace("min(", "minimum(")
+    template = _HELPER.sub(lambda m: _helper_name(m.group(1), dt), template)
+    template = _macros(template, dt)
+    return re.sub(r"ARG(\d+)_", lambda m: operands[int(m.group(1))], template)
+
+
+def _helper_name(base, dt):
+    if base == "sign":
+        return f"sign_{_SUFFIX.get(dt.name, 'int')}("
+    if base in ("round", "floor", "ceil"):
+        return {"round": "rint(", "floor": "floor(", "ceil": "ceil("}[base] \
+            if dt.is_floating else "("
+    suffix = _SUFFIX.get(dt.name)
+    if suffix is None:
+        raise Unsupported(f"{base} of {dt.name}")
+    return f"{base}_{suffix}("
+
+
+def _macros(text, dt):
+    # sign: inline and typed, so that float32 stays float32.
+    one = literal(1, dt)
+    text = re.sub(r"sign_(?:f32|f64|int)\((ARG\d+_)\)",
+                  lambda m: f"({one} if {m.group(1)} > 0 else (-{one} if {m.group(1)} < 0 "
+                            f"else {m.group(1)}))", text)
+    # softplus_f32: two helpers LLVM inlines, not one it does not (see kernels.py).
+    return re.sub(r"softplus_f32\((ARG\d+_)\)",
+                  lambda m: f"softplus_tail_f32({m.group(1)}, exp_f32(-abs({m.group(1)})))",
+                  text)
+
+
+# -- fused loops --------------------------------------------------------------------------------
+
+# Elements per chunk of a fused loop that ends in a reduction (its buffer stays in L1).
+CHUNK = 1024
+
+_ACC = {"Sum": "sum", "Mean": "sum", "Prod": "prod", "Max": "max", "Min": "min",
+        "All": "all", "Any": "any"}
+
+
+class _Read:
+    """An input of a fused loop: how the loop reads it at each iteration index."""
+
+    __slots__ = ("dims", "flags", "flat", "mode", "val", "var")
+
+    def __init__(self, val, dims, flags, mode):
+        self.val, self.dims, self.flags, self.mode = val, dims, flags, mode
+        self.var = None
+        self.flat = None
+
+
+class _FusedLoop:
+    def __init__(self, cg, group):
+        self.cg = cg
+        self.g = group
+        self.rank = len(group.shape)
+        self.members = {id(n.outputs[0]): n for n in group.nodes}
+        self.reads = {}
+        self.temps = {}
+
+    # the read of external value x (its dims aligned to the loop's per `dims`)
+    def read(self, x, dims=None):
+        v = self.cg.uniform(x) if not isinstance(x, Symbolic) else self.cg.val(x)
+        if dims is None:
+            dims = tuple(range(self.rank - v.rank, self.rank))
+        key = (id(x) if isinstance(x, Symbolic) else id(v), dims)
+        r = self.reads.get(key)
+        if r is not None:
+            return r
+        shape = self.g.shape
+        # A flag per dimension: True where the value broadcasts (size 1), "runtime" where
+        # its size is unknown while tracing and the loop's is known: it may be 1 then.
+        flags = tuple("runtime" if v.shape[k] is None and shape[d] not in (None, 1) else
+                      v.shape[k] == 1 and shape[d] != 1 for k, d in enumerate(dims))
+        if v.rank == 0 or all(f is True for f in flags):
+            mode = "scalar"
+        elif not any(flags) and v.rank == self.rank:
+            mode = "full"
+        else:
+            mode = "bcast"
+        r = self.reads[key] = _Read(v, dims, flags, mode)
+        return r
+
+    def operand(self, node, i):
+        x = node.inputs[i]
+        if isinstance(x, Symbolic) and id(x) in self.members:
+            return self.temps[id(x)]
+        dims = None
+        if node.op.name == "BiasAdd" and i == 1:
+            data_format = node.attrs.get("data_format")
+            rank = self.rank
+            axis = 1 if data_format and data_format.startswith("NC") and rank > 2 \
+                else rank - 1
+            dims = (axis,)
+        return self.read(x, dims).var
+
+    def broadcast_unknown_sizes(self):
+        """Inputs whose sizes along one dimension are all unknown while tracing may
+        broadcast one another when the kernel runs (a size of 1, as in TensorFlow): they
+        are read with run-time strides, as an unknown size against a known one is."""
+        for d in range(self.rank):
+            if self.g.shape[d] is not None:
+                continue
+            unknown = [r for r in self.reads.values() if r.mode != "scalar" and d in r.dims
+                       and r.val.shape[r.dims.index(d)] is None]
+            if len(unknown) < 2:
+                continue
+            for r in unknown:
+                k = r.dims.index(d)
+                r.flags = r.flags[:k] + ("runtime",) + r.flags[k + 1:]
+                r.mode = "bcast"
+
+    def materialized(self, node):
+        y = node.outputs[0]
+        if id(y) in self.cg.outputs_ids:
+            return True
+        own = {id(n) for n in self.g.nodes} | {id(n) for n in self.g.reductions}
+        return any(id(c) not in own for c in self.cg.consumers.get(id(y), []))
+
+    def emit(self):
+        cg, g, rank = self.cg, self.g, self.rank
+        first = (g.nodes or g.reductions)[0]
+        cg.emit(f"# fused: {' '.join(n.op.name for n in g.nodes)}"
+                + (f" -> {' '.join(n.op.name for n in g.reductions)}" if g.reductions else ""))
+        # Collect the reads (declaring them), before any code is emitted for the loop.
+        for node in g.nodes:
+            for i in range(len(node.inputs)):
+                x = node.inputs[i]
+                if not (isinstance(x, Symbolic) and id(x) in self.members):
+                    self.operand_read(node, i)
+        for node in g.reductions:
+            x = node.inputs[0]
+            if not (isinstance(x, Symbolic) and id(x) in self.members):
+                self.read(x)
+        self.broadcast_unknown_sizes()
+        # The loop bounds: each from an input that has the dimension, or from a
+        # BroadcastTo member's runtime shape.
+        bounds = []
+        for d in range(rank):
+            source = None
+            if g.shape[d] is not None and any(
+                    r.mode != "scalar" and d in r.dims and r.val.shape[r.dims.index(d)] is None
+                    for r in self.reads.values()):
+                # An input whose size here is unknown while tracing must have the known
+                # size (checked below): the known one bounds the loop.
+                source = cg.runtime_ints([g.shape[d]])[0]
+            for r in self.reads.values() if source is None else ():
+                if r.mode != "scalar" and d in r.dims and not r.flags[r.dims.index(d)]:
+                    source = f"{cg.array(r.val)}.shape[{r.dims.index(d)}]"
+                    break
+            sizes = [f"{cg.array(r.val)}.shape[{r.dims.index(d)}]" for r in self.reads.values()
+                     if r.mode != "scalar" and d in r.dims
+                     and r.flags[r.dims.index(d)] == "runtime"]
+            if source is None and g.shape[d] is None and sizes:
+                # Sizes all unknown while tracing: the first that is not 1 (checked below).
+                name = _assign(cg, sizes[0])
+                for size in sizes[1:]:
+                    cg.emit(f"if {name} == 1: {name} = {size}")
+                bounds.append(name)
+                continue
+            if source is None:
+                for node in g.nodes:
+                    if node.op.name == "BroadcastTo":
+                        source = cg.runtime_ints([node.attrs["shape"][d]])[0]
+                        break
+            if source is None and g.shape[d] is not None:
+                source = cg.runtime_ints([g.shape[d]])[0]
+            if source is None:
+                if g.shape[d] != 1:
+                    raise Unsupported(f"cannot tell the run-time size of dimension {d} of "
+                                      f"{first.op.name} at {first.where()}")
+                source = "1"
+            name = cg.fresh("n")
+            cg.emit(f"{name} = {source}")
+            bounds.append(name)
+        self.bounds = bounds
+        # Shapes unknown at trace time are checked at run time.
+        self.strides = {}
+        for r in self.reads.values():
+            if r.mode == "scalar":
+                continue
+            for k, d in enumerate(r.dims):
+                if r.flags[k] == "runtime":  # 1 broadcasts; anything else must match
+                    size = f"{cg.array(r.val)}.shape[{k}]"
+                    code = cg.error("shape", first)
+                    cg.emit(f"if {size} != 1 and {size} != {bounds[d]}: "
+                            f"raise ValueError({code})")
+                    stride = self.strides[(id(r), k)] = cg.fresh("s")
+                    cg.emit(f"{stride} = 0 if {size} == 1 else 1")
+                    continue
+                if r.flags[k]:
+                    continue
+                if r.val.shape[k] is None or g.shape[d] is None:
+                    code = cg.error("shape", first)
+                    cg.emit(f"if {cg.array(r.val)}.shape[{k}] != {bounds[d]}: "
+                            f"raise ValueError({code})")
+        # Scalar reads happen once, before the loop.
+        for r in self.reads.values():
+            if r.mode == "scalar":
+                if r.val.name is None:
+                    r.var = r.val.scalar
+                else:
+                    r.var = cg.fresh("s")
+                    cg.emit(f"{r.var} = {r.val.name}{_index(['0'] * r.val.rank)}")
+            else:
+                r.var = cg.fresh("r")
+        flat = rank >= 1 and all(r.mode == "scalar" or (r.mode == "full" and r.val.layout == "C")
+                                 for r in self.reads.values()) and all(
+            set(n.attrs["axis"]) == set(range(rank)) for n in g.reductions)
+        # Outputs the loop writes: into the buffer of an input that dies here when one
+        # fits (each element is read before the same element is written), else a new one.
+        writes = []
+        dead = self.dead_inputs()
+        scalars = []  # 0-d outputs stay scalars: no array to allocate, write and read back
+        for node in g.nodes:
+            if self.materialized(node) and rank == 0 and not g.reductions:
+                scalars.append(node.outputs[0])
+            elif self.materialized(node):
+                y = node.outputs[0]
+                r = next((r for r in dead if r.val.dtype is y.dtype), None)
+                if r is not None:
+                    dead.remove(r)
+                    name = r.val.name
+                else:
+                    name = cg.new_array(y, bounds)
+                cg.define(y, Val(name, y.dtype, g.shape, "C", owner=id(y)))
+                writes.append((node, name))
+        reductions = [_Reduction(self, node) for node in g.reductions]
+        for red in reductions:
+            red.allocate()
+        if flat:
+            total = cg.fresh("n")
+            cg.emit(f"{total} = {cg.product(bounds)}")
+            # Flat views without a reshape call (kernels.flat_view); one-dimensional arrays
+            # are read as they are (sizes are checked above where tracing left them open).
+            for r in self.reads.values():
+                if r.mode == "full" and rank == 1:
+                    r.flat = cg.array(r.val)
+                elif r.mode == "full":
+                    r.flat = cg.fresh("f")
+                    cg.emit(f"{r.flat} = flat_view({cg.array(r.val)})")
+            flat_writes = []
+            for node, name in writes:
+                if rank == 1:
+                    flat_writes.append((node, name))
+                    continue
+                f = cg.fresh("f")
+                cg.emit(f"{f} = flat_view({name})")
+                flat_writes.append((node, f))
+            for red in reductions:
+                red.init(0)
+            if reductions and g.nodes:
+                self.chunked(total, flat_writes, reductions)
+            else:
+                i = cg.fresh("i")
+                cg.emit(f"for {i} in range({total}):")
+                cg.depth += 1
+                self.body([i], flat_writes, reductions, flat=True)
+                cg.depth -= 1
+            for red in reductions:
+                red.combine(0)
+        else:
+            indices = [cg.fresh("i") for _ in range(rank)]
+            self.indices = indices
+            for d in range(rank + 1):
+                for red in reductions:
+                    red.init(d)
+                if d == rank:
+                    break
+                cg.emit(f"for {indices[d]} in range({bounds[d]}):")
+                cg.depth += 1
+            self.body(indices, writes, reductions, flat=False)
+            for d in reversed(range(rank + 1)):
+                if d < rank:
+                    cg.depth -= 1
+                for red in reductions:
+                    red.combine(d)
+            for y in scalars:
+                cg.local_scalar(y, self.temps[id(y)])
+        for red in reductions:
+            red.finish()
+
+    def dead_inputs(self):
+        """Reads of whole C-contiguous buffers this kernel allocated for a value that
+        nothing after this loop uses (no other consumer, not an output). A view or alias
+        of the value comes from a consumer, and a Val shared by another value has that
+        value's id as owner, so neither passes."""
+        cg = self.cg
+        own = {id(n) for n in self.g.nodes} | {id(n) for n in self.g.reductions}
+        keys = [key[0] for key in self.reads]
+        dead = []
+        for (xid, _), r in self.reads.items():
+            v = r.val
+            if (r.mode != "full" or v.layout != "C" or v.owner != xid or keys.count(xid) != 1
+                    or xid in cg.outputs_ids
+                    or any(id(c) not in own for c in cg.consumers.get(xid, []))):
+                continue
+            dead.append(r)
+        return dead
+
+    def chunked(self, total, writes, reductions):
+        """The flat loop of a group that ends in reductions, in chunks of CHUNK elements:
+        the elementwise part (vectorized at float32 width) writes each chunk's reduced
+        values to a small buffer, a second loop accumulates it (in float64 for float32
+        sums). One accumulating loop would run the whole body at float64 width."""
+        cg = self.cg
+        for red in reductions:
+            red.buffer = cg.fresh("buf")
+            cg.emit(f"{red.buffer} = np.empty({CHUNK}, {np_name(red.dt)})")
+        base, m, j = cg.fresh("b"), cg.fresh("m"), cg.fresh("j")
+        cg.emit(f"for {base} in range(0, {total}, {CHUNK}):")
+        cg.depth += 1
+        cg.emit(f"{m} = min({CHUNK}, {total} - {base})")
+        whole = {}
+        for r in self.reads.values():
+            if r.mode == "full":
+                whole[id(r)] = r.flat
+                part = cg.fresh("f")
+                cg.emit(f"{part} = {r.flat}[{base}:{base} + {m}]")
+                r.flat = part
+        parts = []
+        for node, f in writes:
+            part = cg.fresh("f")
+            cg.emit(f"{part} = {f}[{base}:{base} + {m}]")
+            parts.append((node, part))
+        cg.emit(f"for {j} in range({m}):")
+        cg.depth += 1
+        self.body([j], parts, reductions, flat=True)
+        cg.depth -= 1
+        for red in reductions:
+            red.drain(m)
+        cg.depth -= 1
+        for r in self.reads.values():
+            if id(r) in whole:
+                r.flat = whole[id(r)]
+
+    def operand_read(self, node, i):
+        dims = None
+        if node.op.name == "BiasAdd" and i == 1:
+            data_format = node.attrs.get("data_format")
+            axis = 1 if data_format and data_format.startswith("NC") and self.rank > 2 \
+                else self.rank - 1
+            dims = (axis,)
+        return self.read(node.inputs[i], dims)
+
+    def body(self, indices, writes, reductions, flat):
+        cg = self.cg
+        for r in self.reads.values():
+            if r.mode == "scalar":
+                continue
+            if flat:
+                cg.emit(f"{r.var} = {r.flat}[{indices[0]}]")
+            else:
+                idx = [f"{indices[d]} * {self.strides[(id(r), k)]}" if r.flags[k] == "runtime"
+                       else "0" if r.flags[k] else indices[d] for k, d in enumerate(r.dims)]
+                cg.emit(f"{r.var} = {cg.array(r.val)}{_index(idx)}")
+        for node in self.g.nodes:
+            operands = [self.operand(node, i) for i in range(len(node.inputs))]
+            consts = [_scalar_value(x) for x in node.inputs]
+            expr = expand(node, operands, consts)
+            t = cg.fresh("e")
+            out = node.outputs[0].dtype
+            if _needs_cast(node):
+                expr = f"{np_name(out)}({expr})"
+            cg.emit(f"{t} = {expr}")
+            if node.op.name == "Pow" and out.is_integer:
+                code = cg.error("negative_power", node)
+                cg.emit(f"if {operands[1]} < 0: raise ValueError({code})")
+            if node.op.name in ("FloorDiv", "FloorMod") and out.is_integer:
+                code = cg.error("division_by_zero", node)
+                cg.emit(f"if {operands[1]} == 0: raise ValueError({code})")
+            self.temps[id(node.outputs[0])] = t
+        for node, name in writes:
+            idx = [indices[0]] if flat else indices
+            cg.emit(f"{name}{_index(idx)} = {self.temps[id(node.outputs[0])]}")
+        for red in reductions:
+            red.index = indices[0] if flat else None
+            red.update()
+
+    def value_of(self, x):
+        if isinstance(x, Symbolic) and id(x) in self.members:
+            return self.temps[id(x)]
+        return self.read(x).var
+
+
+_BOOL_RESULTS = frozenset({"Less", "LessEqual", "Greater", "GreaterEqual", "Equal",
+                           "NotEqual", "LogicalAnd", "LogicalOr", "LogicalNot"})
+
+
+def _needs_cast(node):
+    """Whether Numba's type for the expanded template may differ from the node's dtype.
+    Float arithmetic on operands and typed literals of one float type keeps that type, and
+    comparisons give bool; integer arithmetic widens to int64 and must be cast back (which
+    also gives NumPy's wrap-around)."""
+    name = node.op.name
+    out = node.outputs[0].dtype
+    if name in ("Cast", "FloorDiv", "FloorMod", "Pow"):
+        return True
+    if out.is_bool:
+        return name not in _BOOL_RESULTS
+    if out.is_floating:
+        return not all(x.dtype is out for x in node.inputs
+                       if not x.dtype.is_bool and name not in ("ZerosLike", "OnesLike"))
+    return True
+
+
+def _scalar_value(x):
+    if isinstance(x, Symbolic):
+        return None
+    a = np.asarray(x._value)
+    if a.size != 1:
+        return None
+    return float(a.reshape(-1)[0]) if a.dtype.kind in "fiu" else None
+
+
+class _Reduction:
+    """A reduction accumulated by a fused loop: a scalar accumulator for the reduced
+    innermost dimensions (or all of them), an accumulator array for the rest."""
+
+    def __init__(self, loop, node):
+        self.loop, self.cg, self.node = loop, loop.cg, node
+        self.kind = _ACC[node.op.name]
+        self.axes = set(node.attrs["axis"])
+        self.keepdims = node.attrs["keepdims"]
+        rank = loop.rank
+        self.full = self.axes == set(range(rank))
+        k = rank
+        while k > 0 and (k - 1) in self.axes:
+            k -= 1
+        self.suffix = k  # dims [suffix, rank) are all reduced
+        x = node.inputs[0]
+        self.dt = x.dtype
+        self.out = node.outputs[0]
+        if self.kind in ("sum", "prod"):
+            acc = dtypes.float64 if self.dt.is_floating else (
+                dtypes.int64 if self.dt.is_integer else self.dt)
+        else:
+            acc = self.dt
+        self.acc_dt = acc
+        self.scalar = None
+        self.array = None
+        self.buffer = None
+        self.index = None
+
+    def initial(self):
+        dt = self.acc_dt
+        if self.kind == "sum":
+            return literal(0, dt)
+        if self.kind == "prod":
+            return literal(1, dt)
+        if self.kind == "all":
+            return "True"
+        if self.kind == "any":
+            return "False"
+        lowest = self.kind == "max"
+        if dt.is_floating:
+            return literal(-np.inf if lowest else np.inf, dt)
+        info = np.iinfo(dt._np)
+        return literal(info.min if lowest else info.max, dt)
+
+    def step(self, acc, value):
+        kind, dt = self.kind, self.acc_dt
+        if kind == "sum":
+            return f"radd_fast({acc}, {np_name(dt)}({value}))" if dt.is_floating \
+                else f"{acc} + {np_name(dt)}({value})"
+        if kind == "prod":
+            return f"rmul_fast({acc}, {np_name(dt)}({value}))" if dt.is_floating \
+                else f"{acc} * {np_name(dt)}({value})"
+        if kind == "max":
+            return f"maximum({acc}, {value})"
+        if kind == "min":
+            return f"minimum({acc}, {value})"
+        if kind == "all":
+            return f"{acc} and {value}"
+        return f"{acc} or {value}"
+
+    def allocate(self):
+        if self.full:
+            return
+        cg = self.cg
+        kept = ["1" if d in self.axes else b for d, b in enumerate(self.loop.bounds)]
+        self.array = cg.fresh("acc")
+        cg.emit(f"{self.array} = np.full({_tuple(kept)}, {self.initial()}, "
+                f"{np_name(self.acc_dt)})")
+
+    def _acc_index(self, upto):
+        idx = []
+        for d in range(self.loop.rank):
+            if d in self.axes or d >= upto:
+                idx.append("0")
+            else:
+                idx.append(self.loop.indices[d])
+        return _index(idx)
+
+    def init(self, depth):
+        start = 0 if self.full else self.suffix
+        if depth == start and (self.full or self.suffix < self.loop.rank):
+            self.scalar = self.cg.fresh("p")
+            self.cg.emit(f"{self.scalar} = {self.initial()}")
+
+    def update(self):
+        value = self.loop.value_of(self.node.inputs[0])
+        if self.buffer is not None:
+            self.cg.emit(f"{self.buffer}[{self.index}] = {value}")
+        elif self.scalar is not None:
+            self.cg.emit(f"{self.scalar} = {self.step(self.scalar, value)}")
+        else:
+            target = f"{self.array}{self._acc_index(self.loop.rank)}"
+            self.cg.emit(f"{target} = {self.step(target, value)}")
+
+    def drain(self, count):
+        j = self.cg.fresh("j")
+        self.cg.emit(f"for {j} in range({count}):")
+        self.cg.emit(f"    {self.scalar} = {self.step(self.scalar, f'{self.buffer}[{j}]')}")
+
+    def combine(self, depth):
+        if self.full or self.scalar is None or depth != self.suffix:
+            return
+        target = f"{self.array}{self._acc_index(self.suffix)}"
+        self.cg.emit(f"{target} = {self.step(target, self.scalar)}")
+
+    def finish(self):
+        cg, node, out = self.cg, self.node, self.out
+        rank = self.loop.rank
+        bounds = self.loop.bounds
+        count = cg.product(b for d, b in enumerate(bounds) if d in self.axes)
+        out_np = np_name(out.dtype)
+        if self.full:
+            s = self.scalar
+            if node.op.name == "Mean":
+                value = (f"{out_np}({s} / np.float64({count}))" if out.dtype.is_floating
+                         else f"int_mean({out_np}({s}), {count})")
+            else:
+                value = f"{out_np}({s})"
+            if not (self.keepdims and rank):
+                cg.local_scalar(out, s if node.op.name != "Mean" else value)
+                return
+            name = cg.fresh()
+            cg.emit(f"{name} = np.empty({_tuple(['1'] * rank)}, {out_np})")
+            cg.emit(f"{name}{_index(['0'] * rank)} = {value}")
+        else:
+            a = self.array
+            if node.op.name == "Mean":
+                if out.dtype.is_floating:
+                    a = f"({a} / np.float64({count})).astype({out_np})"
+                else:
+                    a = f"int_mean_array({a}.astype({out_np}), {count})"
+            elif self.acc_dt is not out.dtype:
+                a = f"{a}.astype({out_np})"
+            if not self.keepdims:
+                shape = [b for d, b in enumerate(bounds) if d not in self.axes]
+                a = f"{a}.reshape({_tuple(shape)})"
+            name = _assign(cg, a)
+        cg.define(out, Val(name, out.dtype, out._shape, "C"))
