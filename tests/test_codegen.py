@@ -341,6 +341,42 @@ def test_shape_ops_and_outputs_are_c_contiguous():
     assert_matches(got, eager(fn, x))
 
 
+
+def test_slices_numba_keeps_contiguous_are_read_flat_and_full_slices_are_their_input():
+    def fn(x):
+        return x[1:3] * 2.0, x[:] + 1.0, x[:, 1:3] - 1.0, x[1, 2] * 3.0
+    compiled = compile_graph(trace(fn, ((4, 3), F32)))
+    src = compiled.source
+    # x[1:3] is C-contiguous: its loop reads a flat view; x[:, 1:3] is not; x[:] is x.
+    assert src.count("flat_view(") == 1 + 3  # x[1:3]'s read and x[:]'s, and two outputs
+    assert "x0[:]" not in src and "x0[::" not in src
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    assert_matches(run(compiled, x), eager(fn, x))
+
+
+def test_flat_view_is_a_view_of_contiguous_arrays_only():
+    from numba import njit
+
+    from tapeflow.backends.kernels import flat_view
+
+    @njit
+    def flats(a):
+        v = flat_view(a)
+        w = flat_view(a[::1])  # typed 'A': contiguity checked at run time
+        v[0] = -1.0
+        return v.copy(), w.copy()
+
+    @njit
+    def strided(a):
+        return flat_view(a[:, ::2]).copy()
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    v, w = flats(a)
+    assert a[0, 0] == -1.0  # a view, not a copy
+    np.testing.assert_array_equal(v, a.reshape(-1))
+    np.testing.assert_array_equal(w, a.reshape(-1))
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        strided(a)
+
 def test_unknown_dimensions_are_read_and_checked_at_run_time():
     compiled = compile_graph(trace(lambda a, b: tf.reduce_sum(a * b, axis=0),
                                    ((None, 3), F32), ((None, 3), F32)))

@@ -252,6 +252,11 @@ class Codegen:
     def scalar(self, v):
         return v.scalar if v.name is None else f"{v.name}[()]"
 
+    def typed_scalar(self, v):
+        """v's scalar as an expression of v's dtype exactly (a loop or branch variable
+        must keep one Numba type)."""
+        return f"{np_name(v.dtype)}({self.scalar(v)})"
+
     def dims(self, v):
         if v.rank == 0:
             return []
@@ -833,16 +838,19 @@ def _gather(cg, node):
     _out(cg, node, _assign(cg, f"{o4}.reshape({_tuple(shape)})"))
 
 
+def _check_gather_index(cg, node, p, axis, k, when=""):
+    """Raises (as gather4 does) unless 0 <= k < p's size along `axis`."""
+    code = cg.error("gather", node, f"[0, {p.shape[axis]})")
+    cg.emit(f"if {when}({k} < 0 or {k} >= {cg.array(p)}.shape[{axis}]): "
+            f"raise IndexError({code}, {k})")
+
+
 def _gather_range(cg, node, p, axis, start, count, step):
     """Rows start, start + step, ... (count of them) along `axis`: a view."""
     params = cg.array(p)
-    size = f"{params}.shape[{axis}]"
     last = _assign(cg, f"{start} + ({count} - 1) * {1 if step is None else step}")
-    code = cg.error("gather", node, f"[0, {p.shape[axis]})")
-    cg.emit(f"if {count} > 0 and ({start} < 0 or {start} >= {size}): "
-            f"raise IndexError({code}, {start})")
-    cg.emit(f"if {count} > 0 and ({last} < 0 or {last} >= {size}): "
-            f"raise IndexError({code}, {last})")
+    for k in (start, last):  # the range is monotonic: its ends bound it
+        _check_gather_index(cg, node, p, axis, k, when=f"{count} > 0 and ")
     before = [":"] * axis
     view = cg.fresh()
     if step is None:  # a unit step: Numba keeps leading rows C-contiguous
@@ -862,8 +870,7 @@ def _gather_range(cg, node, p, axis, start, count, step):
 def _gather_one(cg, node, p, i, axis):
     k = _assign(cg, cg.scalar(i))
     params = cg.array(p)
-    code = cg.error("gather", node, f"[0, {p.shape[axis]})")
-    cg.emit(f"if {k} < 0 or {k} >= {params}.shape[{axis}]: raise IndexError({code}, {k})")
+    _check_gather_index(cg, node, p, axis, k)
     if p.rank == 1:
         cg.local_scalar(node.outputs[0], f"{params}[{k}]")
         return

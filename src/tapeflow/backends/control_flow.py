@@ -7,43 +7,34 @@ from .codegen import Val, _assign, _out, lowering, np_name
 
 
 def list_chain(graph, k, j):
-    """How `graph`'s output k is its input j with rows appended: [(node, m)] for the
-    pushes (m None), the conds (m: (output, captured input) of the branches) and the
-    loops (m: (variable, variable)) on the way, when each list value on the way goes to
-    one of them only. Then every push, however deep, can write the next row of one
-    shared buffer (earlier values, its prefixes, never see that row). None otherwise."""
-    from ..ops.lists import TENSOR_LIST_PUSH_BACK
-    producers = graph.producers()
+    """How `graph`'s output k is its input j with rows appended: the steps of
+    ops.control.row_chain (pushes, conds, loops), when each list value on the way goes to
+    one of them only, and the conds and loops are such chains inside too. Then every
+    push, however deep, can write the next row of one shared buffer (earlier values, its
+    prefixes, never see that row). None otherwise."""
+    from ..ops.control import row_chain
+    root, kinds, steps = row_chain(graph, graph.outputs[k])
+    if root is not graph.inputs[j] or kinds - {"push"}:
+        return None
     growers = {}  # value id -> how many pushes, conds and loops take it
     for node in graph.nodes:
-        if node.op is TENSOR_LIST_PUSH_BACK or node.op.name in ("If", "While"):
+        if node.op.name in ("TensorListPushBack", "If", "While"):
             for x in {id(x) for x in node.inputs}:
                 growers[x] = growers.get(x, 0) + 1
-    chain, value = [], graph.outputs[k]
-    while value is not graph.inputs[j]:
-        node, m = producers.get(id(value), (None, None))
-        if node is None:
-            return None
-        if node.op is TENSOR_LIST_PUSH_BACK:
-            chain.append((node, None))
-            value = node.inputs[0]
-        elif node.op.name == "If":
-            branches = (node.attrs["then"], node.attrs["else"])
-            p = next((p for p in range(len(node.inputs) - 1)
-                      if all(list_chain(g, m, p) is not None for g in branches)), None)
-            if p is None:
+    for node, m in steps:
+        if node.op.name == "If":
+            if any(list_chain(node.attrs[key], *m) is None for key in ("then", "else")):
                 return None
-            chain.append((node, (m, p)))
-            value = node.inputs[1 + p]
-        elif node.op.name == "While" and m in node.attrs.get("appended", ()) and \
-                list_chain(node.attrs["body"], m, m) is not None:
-            chain.append((node, (m, m)))
-            value = node.inputs[m]
+            taken = node.inputs[1 + m[1]]
+        elif node.op.name == "While":
+            if list_chain(node.attrs["body"], *m) is None:
+                return None
+            taken = node.inputs[m[0]]
         else:
+            taken = node.inputs[0]
+        if growers.get(id(taken)) != 1:
             return None
-        if growers.get(id(value)) != 1:
-            return None
-    return chain
+    return steps
 
 
 def _chain_bases(cg, node):
@@ -116,10 +107,7 @@ def _if(cg, node):
         start = len(cg.lines)
         outs = cg.subgraph(graph, captured, node, _chain_bases(cg, node))
         for name, v, scalar in zip(names, outs, scalars):
-            if scalar:
-                cg.emit(f"{name} = {np_name(v.dtype)}({cg.scalar(v)})")
-            else:
-                cg.emit(f"{name} = {cg.array(v)}")
+            cg.emit(f"{name} = {cg.typed_scalar(v) if scalar else cg.array(v)}")
             layouts.append(v.layout)
         if len(cg.lines) == start:
             cg.emit("pass")
@@ -149,7 +137,7 @@ def _while(cg, node):
     outer_bases = _chain_bases(cg, node)
     for i, (name, v) in enumerate(zip(names, initial)):
         if i in scalars:
-            cg.emit(f"{name} = {np_name(v.dtype)}({cg.scalar(v)})")
+            cg.emit(f"{name} = {cg.typed_scalar(v)}")
         elif (i, i) in outer_bases:  # a list an outer loop appends to: already its rows
             list_bases[(i, i)] = outer_bases[(i, i)]
             cg.emit(f"{name} = {cg.array(v)}")
@@ -169,18 +157,11 @@ def _while(cg, node):
             for i, (name, v, y) in enumerate(zip(names, initial, outs))]
     from ..ops.control import history_by_length
     by_length = history_by_length(node.attrs)
-    buffers = {}
-    for i, keep in enumerate(histories):
-        if keep and i in by_length:  # a list's history is its length at each step
-            buffers[i] = cg.fresh("h")
-            cg.emit(f"{buffers[i]} = np.empty(16, np.int32)")
-        elif keep and i in scalars:
-            buffers[i] = cg.fresh("h")
-            cg.emit(f"{buffers[i]} = np.empty(16, {np_name(loop[i].dtype)})")
-        elif keep:
-            buffers[i] = cg.fresh("h")
-            cg.emit(f"{buffers[i]} = np.empty((16,) + {names[i]}.shape, "
-                    f"{np_name(loop[i].dtype)})")
+    buffers = {}  # a list's history is its length at each step
+    for i in (i for i, keep in enumerate(histories) if keep):
+        rows = "16" if i in by_length or i in scalars else f"(16,) + {names[i]}.shape"
+        dtype = "np.int32" if i in by_length else np_name(loop[i].dtype)
+        buffers[i] = _assign(cg, f"np.empty({rows}, {dtype})")
     count = cg.fresh("count")
     cg.emit(f"{count} = 0")
     cg.emit("while True:")
@@ -199,17 +180,11 @@ def _while(cg, node):
             if None in outs[i]._shape:  # unknown while tracing: the same at every step?
                 code = cg.error("loop_shape", node)
                 cg.emit(f"if {names[i]}.shape != {h}.shape[1:]: raise ValueError({code})")
-            cg.emit(f"copy_into({h}[{count}], {names[i]})" if loop[i].rank else
-                    f"copy_flat({h}, {count}, {names[i]})")
+            cg.emit(f"copy_into({h}[{count}], {names[i]})")
     new = cg.subgraph(node.attrs["body"], loop + captured, node, list_bases)
     temps = []
     for i, v in enumerate(new):
-        t = cg.fresh()
-        if i in scalars:
-            cg.emit(f"{t} = {np_name(v.dtype)}({cg.scalar(v)})")
-        else:
-            cg.emit(f"{t} = {cg.contiguous(v)}")
-        temps.append(t)
+        temps.append(_assign(cg, cg.typed_scalar(v) if i in scalars else cg.contiguous(v)))
     for name, t in zip(names, temps):
         cg.emit(f"{name} = {t}")
     cg.emit(f"{count} += 1")

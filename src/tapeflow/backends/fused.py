@@ -338,22 +338,14 @@ class _FusedLoop:
         if flat:
             total = cg.fresh("n")
             cg.emit(f"{total} = {cg.product(bounds)}")
-            # Flat views without a reshape call (kernels.flat_view); one-dimensional arrays
-            # are read as they are (sizes are checked above where tracing left them open).
+            def flat(name):
+                # kernels.flat_view, not a reshape (a runtime call); a vector is its own.
+                # Sizes are checked above where tracing left them open.
+                return name if rank == 1 else _assign(cg, f"flat_view({name})")
             for r in self.reads.values():
-                if r.mode == "full" and rank == 1:
-                    r.flat = cg.array(r.val)
-                elif r.mode == "full":
-                    r.flat = cg.fresh("f")
-                    cg.emit(f"{r.flat} = flat_view({cg.array(r.val)})")
-            flat_writes = []
-            for node, name in writes:
-                if rank == 1:
-                    flat_writes.append((node, name))
-                    continue
-                f = cg.fresh("f")
-                cg.emit(f"{f} = flat_view({name})")
-                flat_writes.append((node, f))
+                if r.mode == "full":
+                    r.flat = flat(cg.array(r.val))
+            flat_writes = [(node, flat(name)) for node, name in writes]
             for red in reductions:
                 red.init(0)
             if reductions and g.nodes:

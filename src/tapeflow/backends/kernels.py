@@ -509,9 +509,14 @@ def flat_view(a):
 
 @overload(flat_view, jit_options={"error_model": "numpy"})
 def _flat_view(a):
-    if isinstance(a, types.Array) and a.layout == "C":
+    if a.layout == "C":
         return lambda a: _c_flat(a)
-    return lambda a: a.reshape(a.size)  # checked at run time, as NumPy does
+
+    def checked(a):  # Numba typed it a view: contiguous when the kernel runs, or no view
+        if not a.flags.c_contiguous:
+            raise ValueError("flat_view of an array that is not C-contiguous")
+        return _c_flat(a)
+    return checked
 
 
 @intrinsic

@@ -669,7 +669,7 @@ def _list_vars(body_graph, n):
     or initial (popped) value, so the loop stores only its lengths."""
     appended, popped = [], []
     for i in range(n):
-        root, kinds = _row_chain(body_graph, body_graph.outputs[i])
+        root, kinds, _ = row_chain(body_graph, body_graph.outputs[i])
         if root is body_graph.inputs[i] and kinds == {"push"}:
             appended.append(i)
         elif root is body_graph.inputs[i] and kinds == {"pop"}:
@@ -677,39 +677,38 @@ def _list_vars(body_graph, n):
     return tuple(appended), tuple(popped)
 
 
-def _row_chain(graph, value):
-    """(root, kinds): `value` is `root` with rows pushed and/or popped (kinds says which),
-    following TensorListPushBack / PopBack, lists that inner loops grow or shrink, and
-    conds whose branches both start from the same input."""
+def row_chain(graph, value):
+    """(root, kinds, steps): `value` is `root` with rows pushed and/or popped (kinds says
+    which), following TensorListPushBack / PopBack, lists that inner loops grow or shrink,
+    and conds whose branches both start from the same input. steps lists the nodes on the
+    way, from `value` back: (node, None) for a push or pop, (node, (output, captured
+    input)) for a cond, (node, (variable, variable)) for a loop."""
     from .lists import TENSOR_LIST_POP_BACK, TENSOR_LIST_PUSH_BACK
     producers = graph.producers()
-    kinds = set()
+    kinds, steps = set(), []
     while id(value) in producers:
         node, k = producers[id(value)]
-        if node.op is TENSOR_LIST_PUSH_BACK:
+        if node.op is TENSOR_LIST_PUSH_BACK or (node.op is TENSOR_LIST_POP_BACK and k == 0):
+            steps.append((node, None))
             value = node.inputs[0]
-            kinds.add("push")
-        elif node.op is TENSOR_LIST_POP_BACK and k == 0:
-            value = node.inputs[0]
-            kinds.add("pop")
-        elif node.op.name == "While" and k in node.attrs.get("appended", ()):
+            kinds.add("push" if node.op is TENSOR_LIST_PUSH_BACK else "pop")
+        elif node.op.name == "While" and k in history_by_length(node.attrs):
+            steps.append((node, (k, k)))
             value = node.inputs[k]
-            kinds.add("push")
-        elif node.op.name == "While" and k in node.attrs.get("popped", ()):
-            value = node.inputs[k]
-            kinds.add("pop")
+            kinds.add("push" if k in node.attrs.get("appended", ()) else "pop")
         elif node.op.name == "If" and k < len(node.attrs["then"].outputs):
             branches = (node.attrs["then"], node.attrs["else"])
-            chains = [_row_chain(g, g.outputs[k]) for g in branches]
+            chains = [row_chain(g, g.outputs[k]) for g in branches]
             index = [next((j for j, ph in enumerate(g.inputs) if ph is root), None)
-                     for g, (root, _) in zip(branches, chains)]
+                     for g, (root, _, _) in zip(branches, chains)]
             if index[0] is None or index[0] != index[1]:
                 break
+            steps.append((node, (k, index[0])))
             value = node.inputs[1 + index[0]]
             kinds |= chains[0][1] | chains[1][1]
         else:
             break
-    return value, kinds
+    return value, kinds, steps
 
 
 def history_by_length(attrs):
