@@ -1122,12 +1122,18 @@ def _slice_with_tensor_indices(x, key):
     return y
 
 
+def _dim_size(x, dim, dtype=dtypes.int32):
+    """x's size along `dim`: an int, or an int tensor read when the graph runs."""
+    from .elementwise import cast
+    n = x._shape[dim]
+    return cast(shape(x)[dim], dtype) if n is None else n
+
+
 def _wrapped_index(x, dim, k):
     """A tensor index into axis `dim` of x, a negative one counting from the end as in
     Python (an index out of range either way stays as given, for the gather's error)."""
-    from .elementwise import cast, logical_and, where
-    n = x._shape[dim]
-    n = cast(shape(x)[dim], k.dtype) if n is None else n
+    from .elementwise import logical_and, where
+    n = _dim_size(x, dim, k.dtype)
     return where(logical_and(k < 0, k >= -n), k + n, k)
 
 
@@ -1141,8 +1147,7 @@ def _slice_positions(x, dim, k):
     step = 1 if k.step is None else _index(k.step, k)
     if step == 0:
         raise ValueError("slice step cannot be zero")
-    n = x._shape[dim]
-    n = shape(x)[dim] if n is None else n
+    n = _dim_size(x, dim)
 
     def bound(b, default, low, high):
         if b is None:
