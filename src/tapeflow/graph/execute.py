@@ -35,10 +35,15 @@ def _located(error, node):
     return located
 
 
-def run_graph(graph, inputs, variable_values):
+def run_graph(graph, inputs, variable_values, substitute=None):
     """Runs `graph` on `inputs` (Tensors for graph.inputs) with `variable_values` (Tensors
     for graph.variables). Functional: assignments update the returned variable values,
     never the Variables themselves.
+
+    substitute: {id(node): values} for the nodes that must not draw again: a gradient
+    replaying a branch or a loop step gives each random op (and each branch or loop
+    that draws) what it drew in the run being replayed (ops/control.py,
+    replay_with_draws).
 
     Returns (outputs, variable_values_after).
     """
@@ -57,6 +62,9 @@ def run_graph(graph, inputs, variable_values):
                 index = node.attrs["index"]
                 state[index] = _assigned(args[0], variable_values[index])
                 continue
+            elif substitute and id(node) in substitute:
+                from ..ops.control import replay_with_draws
+                outs = replay_with_draws(node, args, substitute[id(node)])
             elif getattr(op, "replay", None) is not None:
                 outs = op.replay(node, args)
             else:

@@ -333,6 +333,18 @@ def _effectful(node):
     return name == ASSIGN_VARIABLE or (node.op.stateful and name != READ_VARIABLE)
 
 
+def _only_draws(node):
+    """Whether the only effects inside a branch or loop are random draws (which pruning
+    keeps: dead-code elimination inside it keeps effectful nodes)."""
+    for graph in node.attrs.values():
+        if isinstance(graph, Graph):
+            for inner in graph.all_nodes():  # nested branches and loops' nodes included
+                if (inner.op.name not in ("If", "While", "Call") and _effectful(inner)
+                        and "counter" not in inner.attrs):
+                    return False
+    return True
+
+
 def dce(graph):
     """Drops nodes none of whose outputs is needed, and the unneeded outputs, loop
     variables and captures of the branches and loops that stay (graph/prune.py).
@@ -344,7 +356,7 @@ def dce(graph):
     for node in reversed(graph.nodes):
         effectful = _effectful(node)
         if effectful or any(id(y) in live for y in node.outputs):
-            if not effectful and node.op.name in ("If", "While"):
+            if node.op.name in ("If", "While") and (not effectful or _only_draws(node)):
                 node = pruned(node, live)  # outputs, loop variables, captures: the live ones
             keep.append(node)
             for x in node.inputs:

@@ -35,9 +35,14 @@ def _pruned_if(node, live):
     for g in branches:
         g.inputs = [g.inputs[j] for j in captured]
     names = tuple(f"x{i}" for i in range(1 + len(captured)))
-    op = replace(node.op, args=names, saves=names, n_out=len(keep))
+    position = {k: i for i, k in enumerate(keep)}
+    drawn = tuple((b, draw, tuple(position[k] for k in positions))
+                  for b, draw, positions in node.attrs.get("draws", ())
+                  if all(k in position for k in positions))
+    saved = tuple(f"out{k}" for _, _, positions in drawn for k in positions)
+    op = replace(node.op, args=names, saves=names + saved, n_out=len(keep))
     inputs = (node.inputs[0],) + tuple(node.inputs[1 + j] for j in captured)
-    attrs = {**node.attrs, "then": branches[0], "else": branches[1]}
+    attrs = {**node.attrs, "then": branches[0], "else": branches[1], "draws": drawn}
     return Node(op, inputs, attrs, [node.outputs[k] for k in keep], node.source)
 
 
@@ -73,6 +78,9 @@ def _pruned_while(node, live):
     for key in ("appended", "popped", "reshaped"):
         if key in attrs:
             attrs[key] = tuple(index[k] for k in attrs[key] if k in index)
+    attrs["draws"] = tuple((draw, tuple(index[k] for k in indices))
+                           for draw, indices in attrs.get("draws", ())
+                           if all(k in index for k in indices))
     inputs = tuple(node.inputs[k] for k in kept) + tuple(node.inputs[n + j] for j in captured)
     outputs = [outs[k] for k in kept] + [outs[n + k] for k in kept] + [outs[2 * n]]
     names = tuple(f"x{i}" for i in range(len(inputs)))

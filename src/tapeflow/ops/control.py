@@ -98,10 +98,136 @@ def _bind_structural(op, inputs, attrs, avals):
     return outputs
 
 
-def _run(graph, args):
+def _run(graph, args, substitute=None):
     from ..graph.execute import run_graph
-    outputs, _ = run_graph(graph, args, [v.read_value() for v in graph.variables])
+    outputs, _ = run_graph(graph, args, [v.read_value() for v in graph.variables],
+                           substitute)
     return outputs
+
+
+# -- random draws inside branches and loops ------------------------------------------------
+# A gradient differentiates a branch or a loop step by running its graph again under a
+# tape. The random draws in it must not run again (they would draw new numbers): each
+# branch returns its draws as extra outputs, and a loop carries each step's draws in
+# extra loop variables (whose histories keep them), so that the replay substitutes the
+# values the forward run drew (run_graph's `substitute`).
+
+def draws(node):
+    """Whether running `node` draws random numbers: a random op, or a branch or loop
+    holding one."""
+    if node.op.name in ("If", "While"):
+        return bool(node.attrs.get("draws"))
+    return node.op.stateful and "counter" in node.attrs
+
+
+def _draw_nodes(graph):
+    return [node for node in graph.nodes if draws(node)]
+
+
+def drawn_outputs(node):
+    """The outputs of a drawing node that running it again needs, to draw the same
+    numbers (see replay_with_draws): a random op's value; the draws a branch returns;
+    the histories of the variables that carry a loop's draws (one row per step)."""
+    if node.op.name == "If":
+        return [node.outputs[k] for _, _, positions in node.attrs["draws"] for k in positions]
+    if node.op.name == "While":
+        n = node.attrs["n_vars"]
+        return [node.outputs[n + i] for _, indices in node.attrs["draws"] for i in indices]
+    return list(node.outputs)
+
+
+def replay_with_draws(node, args, values):
+    """Runs drawing `node` on `args` again (traced or recorded like any op), drawing
+    nothing: `values` are its drawn_outputs from the run being replayed."""
+    if node.op.name == "If":
+        return _replay_if(node, args, values)
+    if node.op.name == "While":
+        return _replay_while(node, args, values)
+    return list(values)  # a random op: not differentiable, so nothing to record
+
+
+def _replay_if(node, args, values):
+    pred, captured = args[0], list(args[1:])
+    values = iter(values)
+    substitutes = ({}, {})
+    for branch, inner, positions in node.attrs["draws"]:
+        substitutes[branch][id(inner)] = [next(values) for _ in positions]
+    return cond(pred, lambda: _run(node.attrs["then"], captured, substitutes[0]),
+                lambda: _run(node.attrs["else"], captured, substitutes[1]))
+
+
+def _replay_while(node, args, values):
+    from .shape import gather
+    n = node.attrs["n_vars"]
+    cond_graph, body_graph = node.attrs["cond"], node.attrs["body"]
+    initial, captured = list(args[:n]), list(args[n:])
+    values = iter(values)
+    rows = [(inner, [next(values) for _ in indices]) for inner, indices in node.attrs["draws"]]
+
+    def at(step):
+        return {id(inner): [gather(h, step) for h in hs] for inner, hs in rows}
+
+    if all(not _is_symbolic(a) for a in args):
+        return _run_while_eagerly(cond_graph, body_graph, initial, captured,
+                                  history_by_length(node.attrs), draw_variables(node.attrs),
+                                  substitute_at=at)
+    # A loop of the same body with a step counter (variable 0) that picks each step's
+    # draws; its outputs, less the counter's, are the node's.
+    outputs = _symbolic_while(
+        lambda step, *xs: _run(cond_graph, list(xs) + captured)[0],
+        lambda step, *xs: [step + 1] + _run(body_graph, list(xs) + captured, at(step)),
+        [convert_to_tensor(0)] + initial, raw=True)
+    return outputs[1:n + 1] + outputs[n + 2:2 * n + 2] + [outputs[2 * n + 2]]
+
+
+def _fill_shape(shape):
+    return tuple(0 if d is None else d for d in shape)
+
+
+def _export_branch_draws(branches):
+    """Appends the outputs of each branch's drawing nodes to the outputs of every branch
+    (a branch that does not run a node returns zeros in its place). Returns
+    ((branch, node, output positions), ...) and the (shape, dtype) of the new outputs."""
+    from ..graph.trace import tracing
+    from .creation import zeros
+    n_out = len(branches[0].outputs)
+    extra = [[] for _ in branches]
+    drawn, avals = [], []
+    for b, graph in enumerate(branches):
+        for node in _draw_nodes(graph):
+            positions = []
+            for y in drawn_outputs(node):
+                positions.append(n_out + len(avals))
+                zero_shape = _fill_shape(y._shape)
+                for c, other in enumerate(branches):
+                    if c == b:
+                        extra[c].append(y)
+                    else:
+                        with tracing(other):
+                            extra[c].append(_own(other, zeros(zero_shape, y.dtype)))
+                avals.append((_merged_shape(y._shape, zero_shape), y.dtype))
+            drawn.append((b, node, tuple(positions)))
+    for graph, outputs in zip(branches, extra):
+        graph.outputs = list(graph.outputs) + outputs
+    return tuple(drawn), avals
+
+
+def _export_loop_draws(cond_graph, body_graph, n):
+    """Adds a loop variable per output of the body's drawing nodes, after the `n` loop
+    variables there are: the body returns the step's draws in it. Returns
+    ((node, variable indices), ...) and the variables' initial values (zeros)."""
+    from .creation import zeros
+    drawn, initial = [], []
+    for node in _draw_nodes(body_graph):
+        indices = []
+        for y in drawn_outputs(node):
+            indices.append(n + len(initial))
+            initial.append(zeros(_fill_shape(y._shape), y.dtype))
+            for graph in (cond_graph, body_graph):
+                graph.inputs.append(graph._symbolic(y._shape, y.dtype, "draw"))
+            body_graph.outputs.append(y)
+        drawn.append((node, tuple(indices)))
+    return tuple(drawn), initial
 
 
 # -- cond ---------------------------------------------------------------------------------
@@ -134,20 +260,28 @@ def _if_grad(ctx, *dys):
     then_graph, else_graph = ctx.attrs["then"], ctx.attrs["else"]
     captured = [getattr(ctx, f"x{i}") for i in range(1, len(ctx.shapes))]
 
-    def branch_grad(graph):
+    drawn = ctx.attrs.get("draws", ())
+
+    def branch_grad(graph, branch):
         def fn():
             from ..autodiff.tape import GradientTape, UnconnectedGradients
             sources = _distinct(captured)
+            substitute = {id(node): [getattr(ctx, f"out{k}") for k in positions]
+                          for b, node, positions in drawn if b == branch}
             with GradientTape() as tape:
                 tape._watch_all(sources)
-                outputs = _run(graph, sources)
-            return tape.gradient(outputs, sources, output_gradients=list(dys),
+                outputs = _run(graph, sources, substitute)
+            # A None dy (an output of a shape unknown while tracing that nothing
+            # differentiated) is a zero: not a target, whose default dy is ones.
+            reached = [(y, dy) for y, dy in zip(outputs, dys) if dy is not None]
+            return tape.gradient([y for y, _ in reached], sources,
+                                 output_gradients=[dy for _, dy in reached],
                                  unconnected_gradients=UnconnectedGradients.ZERO)
         return fn
 
     if not captured:
         return (None,)
-    grads = cond(ctx.x0, branch_grad(then_graph), branch_grad(else_graph))
+    grads = cond(ctx.x0, branch_grad(then_graph, 0), branch_grad(else_graph, 1))
     return [None] + list(grads)
 
 
@@ -198,14 +332,19 @@ def _graph_cond(pred, true_fn, false_fn):
     then_graph.outputs, else_graph.outputs = then_out, else_out
     assigned = _branch_assignments((then_graph, else_graph))
     avals += [(var._shape, var.dtype) for var in assigned]
+    drawn, draw_avals = _export_branch_draws((then_graph, else_graph))
+    avals += draw_avals
     captured = _captured_union((then_graph, else_graph))
     _normalize_branch(then_graph, captured)
     _normalize_branch(else_graph, captured)
     names = tuple(f"x{i}" for i in range(1 + len(captured)))
-    op = replace(IF, args=names, saves=names, n_out=len(avals))
-    outputs = _bind_structural(op, [pred] + captured,
-                               {"then": then_graph, "else": else_graph}, avals)
-    n_user = len(outputs) - len(assigned)
+    saved_draws = tuple(f"out{k}" for _, _, positions in drawn for k in positions)
+    op = replace(IF, args=names, saves=names + saved_draws, n_out=len(avals))
+    attrs = {"then": then_graph, "else": else_graph}
+    if drawn:
+        attrs["draws"] = drawn
+    outputs = _bind_structural(op, [pred] + captured, attrs, avals)
+    n_user = len(outputs) - len(assigned) - len(draw_avals)
     for var, value in zip(assigned, outputs[n_user:]):
         var.assign(value)
     outputs = [batching.kind(o) if b else o for o, b in zip(outputs[:n_user], batched)]
@@ -390,25 +529,33 @@ def _while_replay(node, args):
     values, captured = list(args[:n]), list(args[n:])
     if all(not _is_symbolic(a) for a in args):
         return _run_while_eagerly(cond_graph, body_graph, values, captured,
-                                  history_by_length(node.attrs))
+                                  history_by_length(node.attrs), draw_variables(node.attrs))
     if any(_is_batched(a) for a in args):
         raise _not_batchable("a traced While node replayed on batched values")
     return _bind_while(cond_graph, body_graph, values, captured, node.attrs["structure"],
                        shapes=[y._shape for y in node.outputs[:n]],
-                       lists={key: node.attrs[key] for key in ("appended", "popped", "reshaped")
+                       lists={key: node.attrs[key]
+                              for key in ("appended", "popped", "reshaped", "draws")
                               if key in node.attrs})
 
 
-def _run_while_eagerly(cond_graph, body_graph, values, captured, by_length=()):
+def _run_while_eagerly(cond_graph, body_graph, values, captured, by_length=(), drawn=(),
+                       substitute_at=None):
     """The interpreter's loop; also returns each loop variable's per-iteration history
     and the trip count, which the gradient replays in reverse. The history of a list the
-    body appends to (or pops from) is its length at each step (see _list_vars)."""
+    body appends to (or pops from) is its length at each step (see _list_vars); that of
+    a variable carrying a step's draws (`drawn`) is its value after the step.
+    substitute_at(step): run_graph's `substitute` for each step (a replay)."""
     history = [[] for _ in values]
     count = 0
     while _truth(_run(cond_graph, values + captured)[0], "while_loop condition"):
         for i, (h, v) in enumerate(zip(history, values)):
-            h.append(convert_to_tensor(v._shape[0]) if i in by_length else v)
-        values = list(_run(body_graph, values + captured))
+            if i not in drawn:
+                h.append(convert_to_tensor(v._shape[0]) if i in by_length else v)
+        values = list(_run(body_graph, values + captured,
+                           substitute_at(count) if substitute_at else None))
+        for i in drawn:
+            history[i].append(values[i])
         count += 1
     stacks = [_stacked(h) if h else _empty_history(v, i in by_length)
               for i, (h, v) in enumerate(zip(history, values))]
@@ -455,7 +602,11 @@ def _while_grad(ctx, *dys):
     from .creation import zeros_like
     from .shape import gather, reshape
     finals = [getattr(ctx, f"out{i}") for i in range(n)]
-    float_vars = [f.dtype.is_floating for f in finals]
+    drawn = ctx.attrs.get("draws", ())
+    draw_vars = draw_variables(ctx.attrs)
+    # The variables that carry draws take no gradient: their initial values are
+    # placeholders, and the body never reads them.
+    float_vars = [f.dtype.is_floating and i not in draw_vars for i, f in enumerate(finals)]
     # Accumulate gradients only for the captured values someone differentiates with
     # respect to: a loop reading xs[t] of an input the tape does not watch must not carry
     # (and add into) a dense copy of xs at every step.
@@ -483,12 +634,14 @@ def _while_grad(ctx, *dys):
         wrt = sources[:n] + [sources[n + j] for j in wanted]
         with GradientTape() as tape:
             tape._watch_all(wrt)
-            outs = _run(body_graph, sources)
+            # The step's draws: what its variables' histories hold (see draw_variables).
+            outs = _run(body_graph, sources, {id(node): [xs[i] for i in indices]
+                                              for node, indices in drawn})
         grads = tape.gradient(outs, wrt, output_gradients=list(d_vals),
                               unconnected_gradients=UnconnectedGradients.ZERO)
         # A list's value after the step is not carried (it would change shape at every
         # step): nothing needs it, as pushes and pops differentiate without their values.
-        _reuse_stored_outputs(outs, [None if i in by_length else a
+        _reuse_stored_outputs(outs, [None if i in by_length or i in draw_vars else a
                                      for i, a in enumerate(after)], sources)
         new_d_vals = [g if f else d for g, f, d in zip(grads[:n], float_vars, d_vals)]
         # A gradient that reached the loop's stored history (a second derivative) joins
@@ -593,10 +746,11 @@ def _batched_while(cond, body, values, positions, size):
                                                  for i, r in enumerate(result)])
 
 
-def _symbolic_while(cond, body, values, variables=()):
+def _symbolic_while(cond, body, values, variables=(), raw=False):
     """A While node. Variables the body assigns become extra loop variables (`variables`,
     found by a first trace): the body's reads see the value the last iteration assigned,
-    and the final values are assigned after the loop."""
+    and the final values are assigned after the loop. raw: return the node's outputs
+    (values flat, then histories and trip count), not the loop variables' structure."""
     structure = values
     n_user = len(nest.flatten(values))
     flat = nest.flatten(values) + [var.read_value() for var in variables]
@@ -631,7 +785,7 @@ def _symbolic_while(cond, body, values, variables=()):
     if not variables:
         assigned = _assigned_variables(body_graph)
         if assigned:
-            return _symbolic_while(cond, body, values, assigned)
+            return _symbolic_while(cond, body, values, assigned, raw)
     if _assigned_variables(cond_graph):
         raise UnimplementedError("a tf.while_loop condition cannot assign a Variable",
                                  op="AssignVariableOp")
@@ -646,6 +800,11 @@ def _symbolic_while(cond, body, values, variables=()):
         body_graph.outputs = outs[:n_user] + [
             finals[id(var)][1] if id(var) in finals else unchanged
             for var, unchanged in zip(variables, outs[n_user:])]
+    n_flat = len(flat)
+    drawn, initial = _export_loop_draws(cond_graph, body_graph, n_flat)
+    flat += initial
+    like = list(like) + [_Like(y._shape, y.dtype) for node, _ in drawn
+                         for y in drawn_outputs(node)]
     captured = _captured_union((cond_graph, body_graph))
     for g in (cond_graph, body_graph):
         loop_inputs = g.inputs[:len(flat)]
@@ -653,12 +812,16 @@ def _symbolic_while(cond, body, values, variables=()):
         g.inputs = loop_inputs + g.inputs
     appended, popped = _list_vars(body_graph, len(flat))
     reshaped = tuple(i for i, (a, v) in enumerate(zip(like, flat))
-                     if a._shape != v._shape and i not in appended + popped)
+                     if a._shape != v._shape and i not in appended + popped and i < n_flat)
+    lists = {"appended": appended, "popped": popped, "reshaped": reshaped}
+    if drawn:
+        lists["draws"] = drawn
     outputs = _bind_while(cond_graph, body_graph, flat, captured, structure,
-                          shapes=[a._shape for a in like],
-                          lists={"appended": appended, "popped": popped, "reshaped": reshaped})
-    for var, value in zip(variables, outputs[n_user:len(flat)]):
+                          shapes=[a._shape for a in like], lists=lists)
+    for var, value in zip(variables, outputs[n_user:n_flat]):
         var.assign(value)
+    if raw:
+        return outputs
     return nest.pack_sequence_as(structure, outputs[:n_user])
 
 
@@ -709,6 +872,13 @@ def row_chain(graph, value):
         else:
             break
     return value, kinds, steps
+
+
+def draw_variables(attrs):
+    """The loop variables (of a While node's attrs) that carry each step's random draws
+    out; their history holds their value after each step, not before (the value before
+    the first step is a placeholder, of a shape the draws may not have)."""
+    return {i for _, indices in attrs.get("draws", ()) for i in indices}
 
 
 def history_by_length(attrs):
