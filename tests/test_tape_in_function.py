@@ -1151,6 +1151,38 @@ def test_variable_gradient_shape_and_dtype(mode):
     np.testing.assert_array_equal(val(gw), 2 * np.ones((2, 3)))
 
 
+# -- masked poles --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["sqrt", "rsqrt", "reciprocal"])
+def test_a_masked_pole_has_a_zero_gradient_not_nan(mode, op):
+    # TensorFlow's SqrtGrad / RsqrtGrad / ReciprocalGrad give 0 where the incoming
+    # gradient is 0, so the usual tf.where guard keeps NaN out of the gradient.
+    fn_of = {"sqrt": tf.sqrt, "rsqrt": tf.math.rsqrt, "reciprocal": tf.math.reciprocal}[op]
+
+    def fn(x):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            y = tf.reduce_sum(tf.where(x > 0, fn_of(x), 0.0))
+        return g.gradient(y, x)
+
+    expected = {"sqrt": 0.25, "rsqrt": -0.0625, "reciprocal": -0.0625}[op]
+    np.testing.assert_array_equal(val(run(mode, fn, tf.constant([-1.0, 0.0, 4.0]))),
+                                  [0.0, 0.0, expected])
+
+
+def test_a_safe_norm_of_a_zero_row_has_a_zero_gradient(mode):
+    def fn(x):
+        with tf.GradientTape() as g:
+            g.watch(x)
+            n = tf.norm(x, axis=1)
+            y = tf.reduce_sum(tf.where(n > 0, n, 0.0))
+        return g.gradient(y, x)
+
+    np.testing.assert_allclose(val(run(mode, fn, tf.constant([[0.0, 0.0], [3.0, 4.0]]))),
+                               [[0.0, 0.0], [0.6, 0.8]], rtol=1e-6)
+
+
 # -- stop_gradient -----------------------------------------------------------------------
 
 

@@ -199,6 +199,7 @@ SAMPLES = {
     "SigmoidGrad": _grad_helper("SigmoidGrad", (0.01, 0.99)),
     "ReciprocalGrad": _grad_helper("ReciprocalGrad"),
     "SqrtGrad": _grad_helper("SqrtGrad"),
+    "RsqrtGrad": _grad_helper("RsqrtGrad"),
     "ReluGrad": _grad_helper("ReluGrad", avoid_y=(0.0,)),
     "EluGrad": _grad_helper("EluGrad", (-0.95, 2.0), avoid_y=(0.0,)),
     "SoftplusGrad": _grad_helper("SoftplusGrad", (-4.0, 4.0)),

@@ -47,7 +47,7 @@ def fusible(node):
 
 # Elementwise table entries whose `emit` template this backend can expand.
 ELEMENTWISE_OK = frozenset({
-    "TanhGrad", "SigmoidGrad", "ReciprocalGrad", "SqrtGrad", "ReluGrad", "EluGrad",
+    "TanhGrad", "SigmoidGrad", "ReciprocalGrad", "SqrtGrad", "RsqrtGrad", "ReluGrad", "EluGrad",
     "SoftplusGrad", "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow",
     "Maximum", "Minimum", "SquaredDifference", "Neg", "Square", "Sqrt", "Rsqrt",
     "Reciprocal", "Exp", "Expm1", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh", "Sigmoid",

@@ -62,13 +62,27 @@ SIGMOID_GRAD = _binary(
     "SigmoidGrad", lambda y, dy: dy * (y * (1 - y)), "{1} * ({0} * (1 - {0}))",
     grad=lambda ctx, g: (g * ctx.dy * (1.0 - 2.0 * ctx.y), sigmoid_grad(ctx.y, g)),
     args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types")
+def _zero_where_dy_is_zero(dy, grad):
+    # TensorFlow's Sqrt/Rsqrt/Reciprocal gradient kernels give 0 where the incoming
+    # gradient is 0, even at the pole: tf.where(x > 0, tf.sqrt(x), 0) has a finite
+    # gradient at x = 0, not 0 * inf = nan.
+    return np.where(dy == 0, np.zeros_like(grad), grad)
+
+
 RECIPROCAL_GRAD = _binary(
-    "ReciprocalGrad", lambda y, dy: -dy * y * y, "-{1} * {0} * {0}",
+    "ReciprocalGrad", lambda y, dy: _zero_where_dy_is_zero(dy, -dy * y * y),
+    "(-{1} * {0} * {0} if {1} != 0 else 0)",
     grad=lambda ctx, g: (-2.0 * g * ctx.dy * ctx.y, reciprocal_grad(ctx.y, g)),
     args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types")
 SQRT_GRAD = _binary(
-    "SqrtGrad", lambda y, dy: dy * 0.5 / y, "{1} * 0.5 / {0}",
+    "SqrtGrad", lambda y, dy: _zero_where_dy_is_zero(dy, dy * 0.5 / y),
+    "({1} * 0.5 / {0} if {1} != 0 else 0)",
     grad=lambda ctx, g: (-g * ctx.dy * 0.5 / (ctx.y * ctx.y), sqrt_grad(ctx.y, g)),
+    args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types", domain=(0.2, 2.0))
+RSQRT_GRAD = _binary(
+    "RsqrtGrad", lambda y, dy: _zero_where_dy_is_zero(dy, dy * -0.5 * y * y * y),
+    "({1} * -0.5 * {0} * {0} * {0} if {1} != 0 else 0)",
+    grad=lambda ctx, g: (g * ctx.dy * -1.5 * ctx.y * ctx.y, rsqrt_grad(ctx.y, g)),
     args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types", domain=(0.2, 2.0))
 RELU_GRAD = _binary(
     "ReluGrad", lambda dy, x: np.where(x > 0, dy, np.zeros_like(dy)),
@@ -98,6 +112,10 @@ def sigmoid_grad(y, dy):
 
 def reciprocal_grad(y, dy):
     return bind(RECIPROCAL_GRAD, (y, dy))
+
+
+def rsqrt_grad(y, dy):
+    return bind(RSQRT_GRAD, (y, dy))
 
 
 def sqrt_grad(y, dy):
@@ -200,8 +218,7 @@ SQUARE = _unary("Square", np.square, "{0} * {0}", allowed=is_numeric, what="nume
 SQRT = _unary("Sqrt", np.sqrt, "sqrt_f({0})", saves=("out",),
               grad=lambda ctx, dy: (sqrt_grad(ctx.out, dy),), domain=(0.2, 3.0))
 RSQRT = _unary("Rsqrt", lambda x: 1 / np.sqrt(x), "1 / sqrt_f({0})", saves=("out",),
-               grad=lambda ctx, dy: (dy * (-0.5 * ctx.out * ctx.out * ctx.out),),
-               domain=(0.2, 3.0))
+               grad=lambda ctx, dy: (rsqrt_grad(ctx.out, dy),), domain=(0.2, 3.0))
 RECIPROCAL = _unary("Reciprocal", np.reciprocal, "1 / {0}", saves=("out",),
                     grad=lambda ctx, dy: (reciprocal_grad(ctx.out, dy),), domain=(0.5, 2.0))
 EXP = _unary("Exp", np.exp, "exp_f({0})", saves=("out",),
