@@ -1083,6 +1083,32 @@ def test_variable_gradient_uses_value_at_read_time(mode):
     assert v.numpy() == 5.0
 
 
+def test_a_read_before_the_tape_starts_is_a_constant_not_the_variable(mode):
+    v = tf.Variable(1.0)
+
+    def fn():
+        old = v.read_value()  # no tape records this read
+        v.assign_add(1.0)
+        with tf.GradientTape() as t:
+            loss = v * old
+        return t.gradient(loss, v)
+
+    # TensorFlow: d(v * old)/dv = old; the snapshot is not the variable.
+    assert val(run(mode, fn)) == 1.0
+
+
+def test_a_tensor_computed_from_a_variable_before_the_tape_is_a_constant(mode):
+    v = tf.Variable(3.0)
+
+    def fn():
+        doubled = v * 2.0
+        with tf.GradientTape() as t:
+            loss = doubled * v
+        return t.gradient(loss, v)
+
+    assert val(run(mode, fn)) == 6.0
+
+
 def test_variable_assign_after_tape_does_not_change_gradient(mode):
     v = tf.Variable(3.0)
 

@@ -75,26 +75,37 @@ class Variable(_Operators):
 
     def read_value(self):
         """The current value as a Tensor; tapes that watch accessed variables see the read."""
+        tapes = context.recording_tapes.get()
+        watchers = context.variable_watchers.get()
+        if self.trainable:
+            for tape in tapes:
+                if tape._watch_accessed_variables:
+                    tape._watch_variable(self)
+            for watcher in watchers:
+                watcher.append(self)
+        # A read is the variable to the tapes that watch it now (gradients flow to the
+        # variable); to every other tape it is a constant, as TensorFlow's unrecorded
+        # ReadVariableOp: a snapshot taken before a tape starts is not the variable.
+        watched = bool(watchers) or any(self._id in tape._watched for tape in tapes)
         graph = context.current_graph.get()
         if graph is not None:
             from .graph.variables import traced_read
-            t = traced_read(graph, self)
-        else:
-            t = Tensor.__new__(Tensor)
-            t._value = self._value
-            t._shape = self._shape
-            t.dtype = self.dtype
-            t._id = self._id
-            t._var = self
-        if self.trainable:
-            for tape in context.recording_tapes.get():
-                if tape._watch_accessed_variables:
-                    tape._watch_variable(self)
-            for watcher in context.variable_watchers.get():
-                watcher.append(self)
+            return traced_read(graph, self, watched)
+        t = Tensor.__new__(Tensor)
+        t._value = self._value
+        t._shape = self._shape
+        t.dtype = self.dtype
+        t._var = self
+        t._id = self._id if watched else _next_id()
         return t
 
     value = read_value
+
+    def _read_as_itself(self):
+        """A read that is the variable to every tape: a gradient's target, say."""
+        t = self.read_value()
+        t._id = self._id
+        return t
 
     def numpy(self):
         value = self._value

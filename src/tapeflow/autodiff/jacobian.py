@@ -20,7 +20,7 @@ def _as_target(target):
     if isinstance(target, Tensor):
         return target
     if isinstance(target, _Operators):
-        return target.read_value()
+        return target._read_as_itself()
     raise ValueError(f"jacobian target must be a Tensor, got {type(target).__name__}")
 
 

@@ -248,7 +248,7 @@ class GradientTape:
 
 def _read(x):
     if isinstance(x, _Operators):
-        return x.read_value()
+        return x._read_as_itself()
     # TensorFlow checks the target's dtype first: as_dtype(None) raises TypeError.
     raise TypeError(f"Cannot convert value {x!r} to a TensorFlow DType: targets must be "
                     "tf.Tensor or tf.Variable")

@@ -13,13 +13,15 @@ ASSIGN_VARIABLE = OpDef(name="AssignVariableOp", args=("value",), infer=_VARIABL
                         stateful=True)
 
 
-def traced_read(graph, var):
-    """The value of `var` inside `graph`: a node output sharing the variable's id, so that
-    tapes inside the function differentiate with respect to the variable."""
+def traced_read(graph, var, watched=True):
+    """The value of `var` inside `graph`: a node output sharing the variable's id when a
+    tape watches the variable (`watched`), so that the tapes inside the function
+    differentiate with respect to the variable; a fresh value to tapes otherwise."""
     index = graph.variable_index(var)
     (out,) = graph.add_node(READ_VARIABLE, (), {"index": index}, [(var._shape, var.dtype)],
                             user_source())
-    out._id = var._id
+    if watched:
+        out._id = var._id
     out._var = var
     return out
 
