@@ -40,6 +40,9 @@ class DType:
     def __repr__(self):
         return f"tf.{self.name}"
 
+    def __str__(self):
+        return f"<dtype: '{self.name}'>"
+
     def __eq__(self, other):
         if other is self:
             return True

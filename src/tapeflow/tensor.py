@@ -262,9 +262,8 @@ class Tensor(_Operators):
         )
 
     def __format__(self, spec):
-        if not self._shape:
-            return format(self.numpy(), spec)
-        return format(str(self), spec)
+        # As TensorFlow: the NumPy value's format (f"{t}" prints [[1. 2.]]).
+        return format(self.numpy(), spec)
 
     def __bool__(self):
         return bool(self._value)
@@ -367,7 +366,7 @@ class Symbolic(ValuelessTensor):
             f"(tf.config.run_functions_eagerly(True)).")
 
     def __format__(self, spec):
-        return format(repr(self), spec)
+        return format(str(self), spec)
 
     def __getattr__(self, name):
         if name in _LIST_METHODS:  # a list a tensor loop appended to is a Tensor after it
@@ -388,7 +387,9 @@ class Symbolic(ValuelessTensor):
         return (f"<tf.Tensor '{self.name}:0' shape={TensorShape(self._shape)} "
                 f"dtype={self.dtype.name}>")
 
-    __str__ = __repr__
+    def __str__(self):  # what print() shows while tracing, as TensorFlow's graph tensors
+        return f'Tensor("{self.name}:0", shape={TensorShape(self._shape)}, dtype={self.dtype.name})'
+
 
     def __reduce__(self):
         self._no_value("Pickling")

@@ -180,9 +180,6 @@ class Variable(_Operators):
     def __iter__(self):
         return iter(self.read_value())
 
-    def __format__(self, spec):
-        return format(self.read_value(), spec)
-
     def ref(self):
         from .tensor import _Reference
         return _Reference(self)

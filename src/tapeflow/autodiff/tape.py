@@ -84,7 +84,6 @@ class GradientTape:
     def __exit__(self, exc_type, exc, tb):
         if self._recording:
             self._pop()
-        return False
 
     def _push(self):
         context.recording_tapes.set(context.recording_tapes.get() + (self,))

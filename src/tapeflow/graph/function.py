@@ -820,7 +820,7 @@ class Function:
         graph.forbid_variables = forbid_variables
         spec_iter = iter(self._input_signature or ())
 
-        def placeholder_for(value):
+        def placeholder_for(value, name="x"):
             if isinstance(value, (TensorSpec, Tensor, np.ndarray)):
                 spec = next(spec_iter, None)
                 if isinstance(value, TensorSpec):
@@ -830,16 +830,20 @@ class Function:
                         raise ValueError(
                             f"{self._name}: tapeflow traces need each tensor's rank; give "
                             f"the TensorSpec a shape such as [None, None]")
-                    return graph.placeholder(tuple(shape), value.dtype, value.name or "x")
+                    return graph.placeholder(tuple(shape), value.dtype, value.name or name)
                 t = convert_to_tensor(value)
-                return graph.placeholder(t._shape, t.dtype, "x")
+                return graph.placeholder(t._shape, t.dtype, name)
             return value
 
+        # Placeholders are named after the parameters, as TensorFlow's ("y:0" for y).
+        names = self._parameter_names(len(args))
         with tracing(graph):
-            traced_args = nest.map_structure(placeholder_for, list(args))
+            traced_args = [nest.map_structure(lambda v, n=n: placeholder_for(v, n), a)
+                           for a, n in zip(args, names)]
             # Sorted, as nest.flatten orders dict keys: placeholders follow the call's
             # flat tensor order.
-            traced_kwargs = {k: nest.map_structure(placeholder_for, kwargs[k])
+            traced_kwargs = {k: nest.map_structure(lambda v, k=k: placeholder_for(v, k),
+                                                   kwargs[k])
                              for k in sorted(kwargs)}
             result = self._traceable()(*traced_args, **traced_kwargs)
             # As TensorFlow's func_graph: every output leaf but None becomes a Tensor
@@ -870,6 +874,13 @@ class Function:
 
         return ConcreteFunction(graph, result, slots, f"{self._name}_{self._graph_count}",
                                 retrace)
+
+    def _parameter_names(self, n_args):
+        names = []
+        if self._signature is not None:
+            names = [p.name for p in self._signature.parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return (names + [f"args_{i}" for i in range(len(names), n_args)])[:n_args]
 
     def __call__(self, *args, **kwargs):
         if settings.run_functions_eagerly:
