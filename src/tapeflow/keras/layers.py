@@ -6,6 +6,7 @@ from .. import context, dtypes, ops
 from ..tensor import _Operators, convert_to_tensor
 from ..variable import Variable
 from . import activations, initializers
+from ._arguments import reject_unimplemented
 
 _layer_counts = collections.Counter()
 
@@ -25,17 +26,49 @@ class Layer:
 
     _default_name = "layer"
 
-    def __init__(self, name=None, dtype=None, trainable=True):
+    def __init__(self, *, activity_regularizer=None, trainable=True, dtype=None,
+                 autocast=True, name=None, **kwargs):
+        # Keras uses `input_shape`/`input_dim` only to start a Sequential model, which
+        # tapeflow has not: on a lone layer they change nothing, as in Keras. `autocast`
+        # only matters under mixed precision policies, which tapeflow has not either.
+        kwargs.pop("input_shape", None)
+        kwargs.pop("input_dim", None)
+        if kwargs:
+            raise ValueError(f"Unrecognized keyword arguments passed to "
+                             f"{type(self).__name__}: {kwargs}")
+        reject_unimplemented(type(self).__name__,
+                             activity_regularizer=(activity_regularizer, None))
+        if not isinstance(trainable, bool):
+            # ValueError, not the usual TypeError: Keras' class.
+            raise ValueError(f"Expected `trainable` to be a boolean. Received: "  # noqa: TRY004
+                             f"trainable={trainable} (of type {type(trainable)})")
         self.name = name or _unique_name(self._default_name)
         self.dtype = dtypes.as_dtype(dtype or dtypes.float32)
-        self.trainable = trainable
+        self.autocast = autocast
+        self._trainable = trainable
         self.built = False
         self._weights = []
+
+    @property
+    def trainable(self):
+        """Whether the layer's weights are trained: False moves them all to
+        `non_trainable_weights`, in this layer and the layers it holds, as in Keras.
+
+        Unlike Keras 3, the Variables keep their own `trainable` flag (tapes watch by it,
+        and Keras 3's tapes still watch a frozen layer's variables)."""
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+        for layer in self._tracked():
+            if isinstance(layer, Layer):
+                layer.trainable = value
 
     def add_weight(self, name, shape, initializer, trainable=True):
         init = initializers.get(initializer)
         var = Variable(lambda: init(tuple(shape), dtype=self.dtype),
-                       trainable=trainable and self.trainable, name=f"{self.name}/{name}")
+                       trainable=trainable, name=f"{self.name}/{name}")
         self._weights.append(var)
         return var
 
@@ -62,44 +95,51 @@ class Layer:
             call = convert(call, _strict=False)
         return call(inputs, *args, **kwargs)
 
-    @property
-    def weights(self):
-        """Its own weights, Variables it holds as attributes, then its sub-layers' (in
+    def _tracked(self):
+        """Its own weights, then the Variables and layers it holds as attributes (in
         attribute order, also inside lists, tuples and dicts), as Keras tracks them."""
-        found, seen = [], set()
-
-        def add(value):
-            if isinstance(value, Variable):
-                if id(value) not in seen:
-                    seen.add(id(value))
-                    found.append(value)
-            elif isinstance(value, Layer) and value is not self:
-                for w in value.weights:
-                    add(w)
+        def walk(value):
+            if isinstance(value, Variable) or isinstance(value, Layer) and value is not self:
+                yield value
             elif isinstance(value, (list, tuple)):
                 for item in value:
-                    add(item)
+                    yield from walk(item)
             elif isinstance(value, dict):
                 for item in value.values():
-                    add(item)
+                    yield from walk(item)
 
-        for w in self._weights:
-            add(w)
+        yield from self._weights
         for value in vars(self).values():
-            add(value)
-        return found
+            yield from walk(value)
+
+    def _collect(self, variables_of):
+        """The Variables `variables_of(item)` gives for each tracked item, each once."""
+        found = {}
+        for item in self._tracked():
+            for var in variables_of(item):
+                found.setdefault(id(var), var)
+        return list(found.values())
+
+    @property
+    def weights(self):
+        """Every Variable `_tracked` finds, those of the layers it holds included."""
+        return self._collect(lambda item: item.weights if isinstance(item, Layer) else [item])
 
     variables = weights
 
     @property
     def trainable_weights(self):
-        return [w for w in self.weights if w.trainable and self.trainable]
+        if not self.trainable:
+            return []
+        return self._collect(lambda item: item.trainable_weights if isinstance(item, Layer)
+                             else [item] if item.trainable else [])
 
     trainable_variables = trainable_weights
 
     @property
     def non_trainable_weights(self):
-        return [w for w in self.weights if not (w.trainable and self.trainable)]
+        trainable = {id(w) for w in self.trainable_weights}
+        return [w for w in self.weights if id(w) not in trainable]
 
     non_trainable_variables = non_trainable_weights
 
@@ -118,12 +158,21 @@ class Dense(Layer):
     _default_name = "dense"
 
     def __init__(self, units, activation=None, use_bias=True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
-                 dtype=None, **kwargs):
-        super().__init__(name=name, dtype=dtype)
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, lora_rank=None,
+                 lora_alpha=None, quantization_config=None, **kwargs):
         if int(units) <= 0:
             raise ValueError(f"Received an invalid value for `units`, expected a positive "
                              f"integer. Received: units={units}")
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
+        # lora_alpha only scales a LoRA update, which lora_rank would enable.
+        reject_unimplemented(
+            "Dense", kernel_regularizer=(kernel_regularizer, None),
+            bias_regularizer=(bias_regularizer, None),
+            kernel_constraint=(kernel_constraint, None),
+            bias_constraint=(bias_constraint, None), lora_rank=(lora_rank, None),
+            quantization_config=(quantization_config, None))
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = use_bias
@@ -163,7 +212,8 @@ class Dense(Layer):
 
 
 class BatchNormalization(Layer):
-    """Normalizes with batch statistics when `training=True`, moving ones otherwise.
+    """Normalizes with batch statistics when `training=True` (and the layer is
+    trainable), moving ones otherwise.
 
     moving = moving * momentum + batch * (1 - momentum), as Keras does.
     """
@@ -173,8 +223,17 @@ class BatchNormalization(Layer):
     def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
                  moving_mean_initializer="zeros", moving_variance_initializer="ones",
-                 name=None, dtype=None, **kwargs):
-        super().__init__(name=name, dtype=dtype)
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, renorm=False, renorm_clipping=None,
+                 renorm_momentum=0.99, synchronized=False, **kwargs):
+        super().__init__(**kwargs)
+        # renorm_clipping and renorm_momentum only tune renorm.
+        reject_unimplemented(
+            "BatchNormalization", beta_regularizer=(beta_regularizer, None),
+            gamma_regularizer=(gamma_regularizer, None),
+            beta_constraint=(beta_constraint, None),
+            gamma_constraint=(gamma_constraint, None), renorm=(renorm, False),
+            synchronized=(synchronized, False))
         self.axis, self.momentum, self.epsilon = axis, momentum, epsilon
         self.center, self.scale = center, scale
         self._initializers = (beta_initializer, gamma_initializer, moving_mean_initializer,
@@ -198,6 +257,10 @@ class BatchNormalization(Layer):
         self.built = True
 
     def call(self, inputs, training=None):
+        if not self.trainable:
+            # As Keras since TF 2.0: a frozen layer keeps its statistics when the model
+            # around it is fine-tuned.
+            training = False
         if training:
             mean = ops.reduce_mean(inputs, axis=self._reduce_axes, keepdims=True)
             variance = ops.reduce_mean(ops.square(inputs - mean), axis=self._reduce_axes,

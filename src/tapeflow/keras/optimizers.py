@@ -1,10 +1,14 @@
 """`tf.keras.optimizers`: SGD and Adam with `apply_gradients(zip(grads, vars))`."""
 
+import re
+import warnings
+
 import numpy as np
 
 from .. import dtypes, ops
 from ..tensor import _Operators, convert_to_tensor
 from ..variable import Variable
+from ._arguments import reject_unimplemented
 
 
 def _is_schedule(learning_rate):
@@ -12,15 +16,53 @@ def _is_schedule(learning_rate):
     return callable(learning_rate) and not isinstance(learning_rate, _Operators)
 
 
-class Optimizer:
-    """Updates variables in place from their gradients; skips variables with None."""
+def _clip_by_global_norm(grads, clip_norm):
+    """Keras' clip_by_global_norm: every gradient times clip_norm / max(norm, clip_norm),
+    norm over all of them; an inf or NaN norm makes every gradient NaN, as in Keras."""
+    # Gradients of float32 and float64 variables: the norm in the wider dtype.
+    norm_dtype = max((g.dtype for g in grads), key=lambda dtype: dtype.size)
+    squared = [ops.cast(ops.reduce_sum(ops.square(g)), norm_dtype) for g in grads]
+    norm = ops.sqrt(ops.reduce_sum(ops.stack(squared)))
+    scale = clip_norm * ops.minimum(1.0 / norm, 1.0 / clip_norm) + (norm - norm)
+    return [g * ops.cast(scale, g.dtype) for g in grads]
 
-    def __init__(self, learning_rate, name):
-        self.name = name
+
+class Optimizer:
+    """Updates variables in place from their gradients; skips variables with None.
+
+    As Keras 3, before each update it unscales the gradients (`loss_scale_factor`), clips
+    them (`clipnorm` per variable, `global_clipnorm` over all, or `clipvalue` per element)
+    and decays the variables (`weight_decay`: var -= var * weight_decay * learning_rate).
+    """
+
+    def __init__(self, learning_rate, weight_decay=None, clipnorm=None, clipvalue=None,
+                 global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name=None, **kwargs):
+        if kwargs.pop("decay", None) is not None:
+            warnings.warn("Argument `decay` is no longer supported and will be ignored.")
+        if kwargs:
+            raise ValueError(f"Argument(s) not recognized: {kwargs}")
+        # ema_momentum and ema_overwrite_frequency only tune use_ema.
+        reject_unimplemented(type(self).__name__, use_ema=(use_ema, False),
+                             gradient_accumulation_steps=(gradient_accumulation_steps, None))
+        if sum(arg is not None for arg in (clipnorm, clipvalue, global_clipnorm)) > 1:
+            raise ValueError(f"Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can "
+                             f"be set. Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
+                             f"global_clipnorm={global_clipnorm}")
+        self.name = name or type(self).__name__
+        self.weight_decay = weight_decay
+        self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
+        self.use_ema, self.ema_momentum = use_ema, ema_momentum
+        self.ema_overwrite_frequency = ema_overwrite_frequency
+        self.loss_scale_factor = loss_scale_factor
+        self.gradient_accumulation_steps = gradient_accumulation_steps
         self.iterations = Variable(0, dtype=dtypes.int64, trainable=False,
-                                   name=f"{name}/iter")
+                                   name=f"{self.name}/iter")
         self._learning_rate = self._build_learning_rate(learning_rate)
         self._slots = {}
+        self._decay_excluded_ids = set()
+        self._decay_excluded_names = None
 
     @staticmethod
     def _build_learning_rate(learning_rate):
@@ -76,10 +118,59 @@ class Optimizer:
         pairs = [(g, v) for g, v in grads_and_vars if g is not None]
         if not pairs:
             raise ValueError("No gradients provided for any variable.")
+        variables = [v for _, v in pairs]
+        # As Keras: a gradient of another dtype (float64, int) is cast to the variable's.
+        grads = [ops.cast(convert_to_tensor(g), v.dtype) for g, v in pairs]
+        grads = self._clip_gradients(self._unscale(grads))
         self.iterations.assign_add(1)
-        for grad, var in pairs:
-            self._update(convert_to_tensor(grad, dtype=var.dtype), var)
+        self._apply_weight_decay(variables)
+        for grad, var in zip(grads, variables):
+            self._update(grad, var)
         return self.iterations
+
+    def scale_loss(self, loss):
+        """The loss times `loss_scale_factor` (if set), as Keras: `apply_gradients`
+        divides the gradients by it again."""
+        if self.loss_scale_factor is None:
+            return loss
+        return loss * self.loss_scale_factor
+
+    def _unscale(self, grads):
+        if self.loss_scale_factor is None:
+            return grads
+        return [g / ops.cast(self.loss_scale_factor, g.dtype) for g in grads]
+
+    def _clip_gradients(self, grads):
+        # Keras' tests (`x and x > 0`): a clip of 0 or below clips nothing.
+        if self.clipnorm and self.clipnorm > 0:
+            return [ops.clip_by_norm(g, self.clipnorm) for g in grads]
+        if self.global_clipnorm and self.global_clipnorm > 0:
+            return _clip_by_global_norm(grads, self.global_clipnorm)
+        if self.clipvalue and self.clipvalue > 0:
+            return [ops.clip_by_value(g, ops.cast(-self.clipvalue, g.dtype),
+                                      ops.cast(self.clipvalue, g.dtype)) for g in grads]
+        return grads
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Exempts from `weight_decay` the Variables in `var_list` and those whose name
+        contains one of `var_names` (a regular expression each), as in Keras."""
+        self._decay_excluded_ids = {id(v) for v in var_list or ()}
+        self._decay_excluded_names = re.compile("|".join(set(var_names))) if var_names \
+            else None
+
+    def _use_weight_decay(self, var):
+        if id(var) in self._decay_excluded_ids:
+            return False
+        names = self._decay_excluded_names
+        return names is None or names.search(var.name) is None
+
+    def _apply_weight_decay(self, variables):
+        if self.weight_decay is None:
+            return
+        for var in variables:
+            if self._use_weight_decay(var):
+                decay = ops.cast(self.weight_decay, var.dtype) * self._lr(var.dtype)
+                var.assign_sub(var * decay)
 
     def minimize(self, loss, var_list, tape=None):
         from ..autodiff.tape import GradientTape
@@ -98,9 +189,8 @@ class Optimizer:
 class SGD(Optimizer):
     """var -= lr * grad (with momentum: velocity = momentum * velocity - lr * grad)."""
 
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, name="SGD",
-                 **kwargs):
-        super().__init__(learning_rate, name)
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
         self.momentum, self.nesterov = momentum, nesterov
 
     def _update(self, grad, var):
@@ -121,8 +211,8 @@ class Adam(Optimizer):
     epsilon added to sqrt(v)."""
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 amsgrad=False, name="Adam", **kwargs):
-        super().__init__(learning_rate, name)
+                 amsgrad=False, **kwargs):
+        super().__init__(learning_rate, **kwargs)
         self.beta_1, self.beta_2, self.epsilon, self.amsgrad = beta_1, beta_2, epsilon, amsgrad
 
     def _update(self, grad, var):
