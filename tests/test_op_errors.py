@@ -170,3 +170,15 @@ def test_integer_inputs_are_accepted_or_rejected_by_infer(name, data):
         check_infer_matches_eager(op, case)
     except OpError as e:  # a value the kernel refuses (integer division by zero, ...)
         assert f"[Op:{name}]" in str(e), str(e)
+
+
+@pytest.mark.parametrize("x, y", [
+    (lambda: tf.constant(1.0), lambda: tf.constant(1.0, tf.float64)),
+    (lambda: tf.constant(1), lambda: tf.constant(1.0)),
+    (lambda: tf.constant(True), lambda: tf.constant(False)),
+])
+@pytest.mark.parametrize("divide", [tf.divide, tf.math.truediv, lambda a, b: a / b])
+def test_true_division_of_mixed_or_bool_dtypes_is_a_type_error(x, y, divide):
+    # TensorFlow's truediv checks dtypes in Python: TypeError, not InvalidArgumentError.
+    with pytest.raises(TypeError, match="dtype"):
+        divide(x(), y())

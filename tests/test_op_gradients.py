@@ -41,8 +41,9 @@ def _fd_row(op, case, wrt):
 def _weights(op, case, rng):
     """One random float64 weight array per float output (None for the others)."""
     outputs = as_outputs(op, op.eager(*case.inputs, **case.attrs))
-    return [rng.standard_normal(np.shape(o)) if np.asarray(o).dtype.kind == "f" else None
-            for o in outputs]
+    return [rng.standard_normal(np.shape(o))
+            if np.asarray(o).dtype.kind == "f" and (case.outputs is None or k in case.outputs)
+            else None for k, o in enumerate(outputs)]
 
 
 def _objective(op, case, arrays, weights):

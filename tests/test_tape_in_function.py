@@ -1209,6 +1209,59 @@ def test_a_safe_norm_of_a_zero_row_has_a_zero_gradient(mode):
                                [[0.0, 0.0], [0.6, 0.8]], rtol=1e-6)
 
 
+def test_relu_second_derivative_is_zeros_not_none(mode):
+    def fn(x):
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = tf.reduce_sum(tf.nn.relu(x))
+            g = inner.gradient(y, x)
+        return outer.gradient(g, x)
+
+    np.testing.assert_array_equal(val(run(mode, fn, tf.constant([-1.0, 0.0, 2.0]))),
+                                  [0.0, 0.0, 0.0])
+
+
+def test_xent_labels_take_no_second_derivative_through_the_backprop(mode):
+    # TensorFlow's gradient of SoftmaxCrossEntropyWithLogits sends none of grad_grad to
+    # the labels: d(d loss / d logits)/d labels is zeros.
+    def fn(labels, logits):
+        with tf.GradientTape() as outer:
+            outer.watch(labels)
+            with tf.GradientTape() as inner:
+                inner.watch(logits)
+                loss = tf.reduce_sum(tf.nn.softmax_cross_entropy_with_logits(labels, logits))
+            g = inner.gradient(loss, logits)
+        return outer.gradient(g, labels)
+
+    got = run(mode, fn, tf.constant([[0.3, 0.7]]), tf.constant([[1.0, 2.0]]))
+    np.testing.assert_array_equal(val(got), [[0.0, 0.0]])
+
+
+def test_clip_by_value_is_maximum_of_minimum_as_tensorflow(mode):
+    # min > max: every element is min; a NaN element's gradient goes to min.
+    def fn(t, lo, hi):
+        with tf.GradientTape() as g:
+            g.watch([t, lo, hi])
+            y = tf.clip_by_value(t, lo, hi)
+            total = tf.reduce_sum(y)
+        return y, g.gradient(total, [t, lo, hi])
+
+    y, (gt, glo, ghi) = run(mode, fn, tf.constant([-5.0, 0.0, 5.0, float("nan")]),
+                            tf.constant(3.0), tf.constant(-1.0))
+    np.testing.assert_array_equal(val(y)[:3], [3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(val(gt), [0.0, 0.0, 0.0, 0.0])  # TensorFlow's numbers
+    assert val(glo) == 4.0 and val(ghi) == 0.0
+
+
+def test_concat_of_one_tensor_keeps_it(mode):
+    def fn(x):
+        return tf.concat(x, 1)
+
+    assert run(mode, fn, tf.zeros([2, 3, 4])).shape == (2, 3, 4)
+
+
 # -- stop_gradient -----------------------------------------------------------------------
 
 

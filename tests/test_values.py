@@ -60,6 +60,31 @@ def test_format_of_scalar_tensor():
     assert f"{tf.constant(1.5):.2f}" == "1.50"
 
 
+def test_format_of_tensors_and_variables_as_tensorflow():
+    assert f"{tf.constant([[1.0, 2.0]])}" == "[[1. 2.]]"  # the NumPy value's format
+    v = tf.Variable([1.0, 2.0])
+    assert f"{v}" == repr(v)
+    with pytest.raises(TypeError):
+        f"{v:.3f}"
+
+
+def test_dtype_str_and_repr():
+    assert str(tf.float32) == "<dtype: 'float32'>"
+    assert repr(tf.float32) == "tf.float32"
+    assert f"{tf.constant(1).dtype}" == "<dtype: 'int32'>"
+
+
+def test_print_of_a_traced_tensor_names_its_parameter(capsys):
+    @tf.function
+    def f(alpha, beta):
+        print(alpha, beta)
+        return alpha + beta
+
+    f(tf.constant(1.0), tf.constant(2.0))
+    assert capsys.readouterr().out == ('Tensor("alpha:0", shape=(), dtype=float32) '
+                                       'Tensor("beta:0", shape=(), dtype=float32)\n')
+
+
 # -- TensorShape -------------------------------------------------------------------------
 
 

@@ -21,11 +21,13 @@ class Case:
     """Inputs (NumPy arrays, in the op's `args` order) and attrs for one op call.
 
     wrt: indices of the inputs whose gradient is checked (default: every float input).
+    outputs: indices of the outputs that gradient checks weigh (default: every float one).
     """
 
     inputs: list
     attrs: dict = field(default_factory=dict)
     wrt: tuple | None = None
+    outputs: tuple | None = None
 
 
 # -- tolerances: one table, by the dtype being compared --------------------------------

@@ -33,7 +33,12 @@ def _xent(draw):
     axis = _class_axis(draw, shape)
     # Labels are distributions: TensorFlow's gradient (softmax - labels) assumes so.
     labels = _probabilities(draw, shape, axis)
-    return Case([floats(draw, shape, (-3.0, 3.0)), labels], {"axis": axis})
+    inputs = [floats(draw, shape, (-3.0, 3.0)), labels]
+    if draw(st.booleans()):  # the logits, through the loss and the backprop output
+        return Case(inputs, {"axis": axis}, wrt=(0,))
+    # The labels, through the loss only: as TensorFlow's rule, what reaches the backprop
+    # output (a second derivative) does not flow to the labels.
+    return Case(inputs, {"axis": axis}, wrt=(1,), outputs=(0,))
 
 
 def _sparse_xent(draw):

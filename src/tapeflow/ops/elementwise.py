@@ -87,7 +87,8 @@ RSQRT_GRAD = _binary(
 RELU_GRAD = _binary(
     "ReluGrad", lambda dy, x: np.where(x > 0, dy, np.zeros_like(dy)),
     "({0} if {1} > 0 else 0)",
-    grad=lambda ctx, g: (relu_grad(g, ctx.y), None), args=("dy", "y"), saves=("y",),
+    grad=lambda ctx, g: (relu_grad(g, ctx.y), zeros_like(ctx.y)), args=("dy", "y"),
+    saves=("y",),
     same_shape=True, allowed=is_float, what="float types",
     smooth=False)
 ELU_GRAD = _binary(
@@ -350,18 +351,22 @@ def _clip_infer(t, clip_value_min, clip_value_max):
 
 
 def _clip_grad(ctx, dy):
-    # Inside [min, max] (bounds included) the gradient passes to t, as in TensorFlow.
+    # TensorFlow's clip_by_value is maximum(minimum(t, max), min), differentiated as
+    # those two ops: t keeps the gradient where t <= max and min(t, max) >= min (so a NaN
+    # t gives it to min, and min > max gives every element to min).
     zeros = zeros_like(dy)
-    below = ctx.t < ctx.clip_value_min
-    above = ctx.t > ctx.clip_value_max
-    return (where(logical_or(below, above), zeros, dy),
-            unbroadcast(where(below, dy, zeros), ctx.shapes[1]) if ctx.needs[1] else None,
-            unbroadcast(where(above, dy, zeros), ctx.shapes[2]) if ctx.needs[2] else None)
+    not_above = ctx.t <= ctx.clip_value_max
+    capped = minimum(ctx.t, ctx.clip_value_max)
+    not_below = capped >= ctx.clip_value_min
+    to_max = logical_and(not_below, logical_not(not_above))
+    return (where(logical_and(not_above, not_below), dy, zeros),
+            unbroadcast(where(not_below, zeros, dy), ctx.shapes[1]) if ctx.needs[1] else None,
+            unbroadcast(where(to_max, dy, zeros), ctx.shapes[2]) if ctx.needs[2] else None)
 
 
 CLIP_BY_VALUE = register(OpDef(
     name="ClipByValue", args=("t", "clip_value_min", "clip_value_max"), infer=_clip_infer,
-    eager=lambda t, lo, hi: np.minimum(np.maximum(t, lo), hi), emit="min(max({0}, {1}), {2})",
+    eager=lambda t, lo, hi: np.maximum(np.minimum(t, hi), lo), emit="max(min({0}, {2}), {1})",
     elementwise=True, saves=("t", "clip_value_min", "clip_value_max"), grad=_clip_grad,
     smooth=False))
 
@@ -388,7 +393,15 @@ def _float_for_int(dtype):
 def truediv(x, y, name=None):
     """x / y; integers are first cast to float64 (float32 for 8/16-bit), as TensorFlow."""
     x, y = _pair(x, y)
-    if x.dtype is y.dtype and x.dtype.is_integer:
+    # TensorFlow's truediv checks in Python, before any kernel: TypeError, not the
+    # kernel's InvalidArgumentError.
+    if x.dtype is not y.dtype:
+        raise TypeError(f"`x` and `y` must have the same dtype, got {x.dtype!r} != "
+                        f"{y.dtype!r}.")
+    if not (x.dtype.is_integer or x.dtype.is_floating):
+        raise TypeError(f"Invalid dtype {x.dtype!r} in __truediv__. Expected one of the "
+                        f"integer or floating types.")
+    if x.dtype.is_integer:
         target = _float_for_int(x.dtype)
         x, y = cast(x, target), cast(y, target)
     return bind(REAL_DIV, (x, y))

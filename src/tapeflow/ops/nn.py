@@ -192,12 +192,13 @@ def _xent_grad(ctx, grad_loss, grad_grad):
         g_features = _sum_of_present(
             None if dl is None else dl * ctx.out1,
             None if grad_grad is None else _second_order_term(ctx.features, grad_grad, axis))
-    if ctx.needs[1]:
-        # TensorFlow drops grad_grad here; d(backprop)/d(labels) = -1 keeps it exact.
-        g_loss = None
-        if dl is not None:
-            g_loss = dl * negative(bind(LOG_SOFTMAX, (ctx.features,), {"axis": axis}))
-        g_labels = _sum_of_present(g_loss, None if grad_grad is None else -grad_grad)
+    if ctx.needs[1] and dl is None:  # a second derivative only: TensorFlow's zeros
+        g_labels = unbroadcast(zeros_like(ctx.out1), ctx.shapes[1])
+    elif ctx.needs[1]:
+        # As TensorFlow, the gradient reaching the backprop output (a second derivative)
+        # does not flow to the labels: d(softmax * sum(labels) - labels)/d(labels) sums
+        # to zero for the loss's own gradient.
+        g_labels = dl * negative(bind(LOG_SOFTMAX, (ctx.features,), {"axis": axis}))
     return g_features, g_labels
 
 

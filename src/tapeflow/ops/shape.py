@@ -962,6 +962,8 @@ def concat(values, axis, name="concat"):
     >>> tf.concat([tf.zeros([2, 1]), tf.ones([2, 2])], axis=-1).shape
     TensorShape([2, 3])
     """
+    if isinstance(values, _Operators):  # one tensor is a list of one, as in TensorFlow
+        values = [values]
     values = _same_kind(values)
     if len(values) == 1:
         from .elementwise import identity
