@@ -1157,3 +1157,18 @@ def test_variable_assigned_in_a_loop_condition_is_refused():
 
     with pytest.raises(tf.errors.UnimplementedError, match="condition cannot assign"):
         f(tf.constant(0))
+
+
+def test_a_tensor_loop_over_an_empty_range_runs_no_step():
+    # The range is only counted through, never built: TensorFlow's tf.range(1, 0) would
+    # raise "Requires start <= limit", the loop does not.
+    @tf.function
+    def f(n):
+        total = tf.constant(0)
+        for i in tf.range(1, n):
+            total += i
+        return total
+
+    assert f(tf.constant(0)).numpy() == 0
+    assert f(tf.constant(4)).numpy() == 6
+    assert f(tf.constant(-3)).numpy() == 0

@@ -35,6 +35,27 @@ def _located(error, node):
     return located
 
 
+def _live_nodes(graph):
+    """The nodes of `graph` that its outputs need, and the effectful ones (assignments,
+    prints, random draws), in order: a dead node does not run, as in the compiled tier
+    (a `tf.range(1, n)` a tensor loop iterates by counting must not raise for n < 1).
+    Cached on the graph, for its node and output lists as they are now."""
+    key = (id(graph.nodes), len(graph.nodes), id(graph.outputs), len(graph.outputs))
+    cached = getattr(graph, "_live_cache", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    from .passes import _effectful
+    live = {id(x) for x in graph.outputs if type(x) is Symbolic}
+    keep = []
+    for node in reversed(graph.nodes):
+        if _effectful(node) or any(id(y) in live for y in node.outputs):
+            keep.append(node)
+            live.update(id(x) for x in node.inputs if type(x) is Symbolic)
+    keep.reverse()
+    graph._live_cache = (key, keep)
+    return keep
+
+
 def run_graph(graph, inputs, variable_values, substitute=None):
     """Runs `graph` on `inputs` (Tensors for graph.inputs) with `variable_values` (Tensors
     for graph.variables). Functional: assignments update the returned variable values,
@@ -53,7 +74,7 @@ def run_graph(graph, inputs, variable_values, substitute=None):
     state = list(variable_values)
     node = None
     try:
-        for node in graph.nodes:
+        for node in _live_nodes(graph):
             op = node.op
             args = [env[id(x)] if type(x) is Symbolic else x for x in node.inputs]
             if op is READ_VARIABLE:
