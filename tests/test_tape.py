@@ -431,6 +431,56 @@ def test_unconnected_gradients_unknown_value_raises_value_error():
         g.gradient(y, x, unconnected_gradients="nothing")
 
 
+@pytest.mark.parametrize("use_pfor", [True, False])
+@pytest.mark.parametrize("mode", [None, "none", "zero"])
+def test_batch_jacobian_of_unconnected_source_is_zeros(use_pfor, mode):
+    # TensorFlow 2.21 returns zeros of shape target.shape + source.shape[1:] here, not
+    # None, whatever unconnected_gradients says (backprop.py keeps its older behaviour).
+    x = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    u = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    with tf.GradientTape(persistent=True) as g:
+        g.watch(u)
+        y = u * 2.0
+        z = tf.reshape(x * 3.0, [2, 1, 2])
+    kwargs = {} if mode is None else {"unconnected_gradients": mode}
+    j = g.batch_jacobian(y, x, experimental_use_pfor=use_pfor, **kwargs)
+    assert j.shape == (2, 3, 2) and j.dtype == tf.float32
+    np.testing.assert_array_equal(val(j), np.zeros((2, 3, 2)))
+    j = g.batch_jacobian(z, u, experimental_use_pfor=use_pfor, **kwargs)  # rank-3 target
+    assert j.shape == (2, 1, 2, 3)
+    np.testing.assert_array_equal(val(j), np.zeros((2, 1, 2, 3)))
+
+
+@pytest.mark.parametrize("use_pfor", [True, False])
+def test_batch_jacobian_zeros_of_unconnected_source_have_the_targets_dtype(use_pfor):
+    # TensorFlow 2.21: `zeros(new_shape, target.dtype)`: int32 zeros for an int32 target,
+    # float64 zeros for a float64 target of a float32 source.
+    x = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    u = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    with tf.GradientTape(persistent=True) as g:
+        g.watch(u)
+        y64 = tf.cast(u, tf.float64) * 2.0
+    j = g.batch_jacobian(tf.constant([[1, 2], [3, 4]]), x, experimental_use_pfor=use_pfor)
+    assert j.shape == (2, 2, 2) and j.dtype == tf.int32
+    np.testing.assert_array_equal(val(j), np.zeros((2, 2, 2)))
+    j = g.batch_jacobian(y64, x, experimental_use_pfor=use_pfor)
+    assert j.shape == (2, 3, 2) and j.dtype == tf.float64
+    # With "zero", TensorFlow (pfor) stacks the zero gradients: the source's dtype.
+    j = g.batch_jacobian(y64, x, unconnected_gradients="zero")
+    assert j.dtype == tf.float32
+
+
+def test_batch_jacobian_partly_connected_target_has_zero_rows():
+    # TensorFlow 2.21: [[[2,0],[0,2],[0,0],[0,0]]] for each example.
+    x = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with tf.GradientTape(persistent=True) as g:
+        y = tf.concat([x * 2.0, tf.stop_gradient(x)], axis=1)
+    want = [[[2.0, 0.0], [0.0, 2.0], [0.0, 0.0], [0.0, 0.0]]] * 2
+    np.testing.assert_array_equal(val(g.batch_jacobian(y, x)), want)
+    np.testing.assert_array_equal(val(g.batch_jacobian(y, x, experimental_use_pfor=False)),
+                                  want)
+
+
 # -- dtypes ----------------------------------------------------------------------------
 
 
@@ -1113,6 +1163,39 @@ def test_jacobian_without_pfor_needs_persistent_tape(method):
         getattr(g, method)(y, x, experimental_use_pfor=False)
     # the refusal did not use the tape up
     np.testing.assert_allclose(val(g.gradient(y, x)), [[2.0, 4.0]])
+
+
+@pytest.mark.parametrize("use_pfor", [True, False])
+@pytest.mark.parametrize("which, pattern", [
+    ("target", r"^Shape \(2,\) must have rank at least 2$"),
+    ("source", r"^Shape \(2,\) must have rank at least 2$"),
+    ("scalar source", r"^Shape \(\) must have rank at least 2$"),
+    ("both", r"^Shape \(3,\) must have rank at least 2$"),  # the target is checked first
+    ("batch", (r"^Need first dimension of target shape \(\(3, 2\)\) and source shape "
+               r"\(\(2, 2\)\) to match\.$")),
+])
+def test_batch_jacobian_needs_rank_2_and_matching_batch(use_pfor, which, pattern):
+    # TensorFlow 2.21's messages (with_rank_at_least(2) on target, then source).
+    x = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with tf.GradientTape(persistent=True) as g:
+        y = x * x
+        rows = tf.reduce_sum(x ** 2, axis=1)  # shape (2,): TensorFlow rejects it
+    target, source = {
+        "target": (rows, x), "source": (y, tf.constant([1.0, 2.0])),
+        "scalar source": (y, tf.constant(1.0)), "both": (tf.zeros([3]), tf.zeros([2])),
+        "batch": (tf.zeros([3, 2]), x)}[which]
+    with pytest.raises(ValueError, match=pattern):
+        g.batch_jacobian(target, source, experimental_use_pfor=use_pfor)
+
+
+def test_batch_jacobian_of_scalar_target_raises_value_error():
+    # TensorFlow 2.21 raises IndexError (it reads shape.dims[0] before its rank check);
+    # tapeflow raises the ValueError that check means (docs/differences.md).
+    x = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with tf.GradientTape(persistent=True) as g:
+        s = tf.reduce_sum(x)
+    with pytest.raises(ValueError, match=r"^Shape \(\) must have rank at least 2$"):
+        g.batch_jacobian(s, x)
 
 
 def test_watch_integer_tensor_is_allowed():

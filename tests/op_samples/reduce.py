@@ -104,6 +104,9 @@ ERRORS = [
     (lambda: rd.argmax(tf.zeros([2, 0]), axis=1), InvalidArgumentError,
      r"Reduction axis 1 is empty in shape \[2, 0\] \[Op:ArgMax\]"),
     (lambda: rd.cumsum(_c([1.0, 2.0]), axis=1), InvalidArgumentError, r"\[Op:Cumsum\]"),
+    # an axis named twice (TensorFlow 2.21's message)
+    (lambda: rd.reduce_sum(_c(_M), axis=[1, -1]), InvalidArgumentError,
+     r"Invalid reduction arguments: Axes contains duplicate dimension: 1 \[Op:Sum\]"),
     # dtypes
     (lambda: rd.reduce_sum(_c([True, False])), InvalidArgumentError, r"bool.*\[Op:Sum\]"),
     (lambda: rd.reduce_min(_c([True, False])), InvalidArgumentError, r"bool.*\[Op:Min\]"),

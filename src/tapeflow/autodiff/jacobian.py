@@ -105,15 +105,25 @@ def full_jacobian(tape, target, sources, mode, parallel_iterations, use_pfor):
                                                                ids, mode))
 
 
+def _check_rank_at_least_2(shape):
+    if len(shape) < 2:
+        raise ValueError(f"Shape {tuple(shape)} must have rank at least 2")
+
+
 def batch_jacobian(tape, target, source, mode, parallel_iterations, use_pfor):
     target = _as_target(target)
+    t_shape, s_shape = tuple(target._shape), tuple(source.shape)
+    # TensorFlow's order and wording (with_rank_at_least(2) on both, then the batch
+    # dimensions). For a scalar target TensorFlow fails earlier with an IndexError, an
+    # accident of its implementation; this raises the ValueError it means.
+    _check_rank_at_least_2(t_shape)
+    _check_rank_at_least_2(s_shape)
     _known_shape("target", target)
     _known_shape("source", source)
-    t_shape, s_shape = tuple(target._shape), tuple(source.shape)
-    if not t_shape or not s_shape or t_shape[0] != s_shape[0]:
+    if t_shape[0] != s_shape[0]:
         raise ValueError(
-            f"Need first dimension of `target` shape ({list(t_shape)}) and `source` shape "
-            f"({list(s_shape)}) to match.")
+            f"Need first dimension of target shape ({t_shape}) and source shape "
+            f"({s_shape}) to match.")
     if use_pfor and target.dtype.is_floating and all(t_shape) and all(s_shape):
         try:
             return _vectorized_batch_jacobian(tape, target, source, mode, parallel_iterations)
@@ -140,8 +150,8 @@ def _vectorized_batch_jacobian(tape, target, source, mode, parallel_iterations):
             from ..ops.creation import ones
             diagonal = ones(t_shape, dtype=target.dtype)
         (g,) = _backward_stack(tape, target, seeds, [sid], diagonal)
-        if g is None:  # unconnected
-            return _zeros(t_shape, s_shape, source) if mode is UnconnectedGradients.ZERO else None
+        if g is None:
+            return _unconnected(t_shape, s_shape, target, source, mode)
         parts.append(g)
     stack = parts[0] if len(parts) == 1 else concat(parts, 0)  # (rows, batch, *s_rest)
     rank = len(stack._shape)
@@ -149,9 +159,13 @@ def _vectorized_batch_jacobian(tape, target, source, mode, parallel_iterations):
     return reshape(stack, t_shape + s_shape[1:])
 
 
-def _zeros(t_shape, s_shape, source):
+def _unconnected(t_shape, s_shape, target, source, mode):
+    """An unconnected source's batch Jacobian: zeros, never None, whatever `mode` says
+    (TensorFlow keeps its older behaviour here). Their dtype is the target's, except with
+    UnconnectedGradients.ZERO, where TensorFlow stacks zero gradients: the source's."""
     from ..ops.creation import zeros
-    return zeros(t_shape + s_shape[1:], dtype=source.dtype)
+    dtype = source.dtype if mode is UnconnectedGradients.ZERO else target.dtype
+    return zeros(t_shape + s_shape[1:], dtype=dtype)
 
 
 # -- the per-row loop -----------------------------------------------------------------------
@@ -200,10 +214,8 @@ def _sequential_batch_jacobian(tape, target, source, mode):
         seed[:, j] = 1
         grads = tape._run_backprop([target], [wrap(seed.reshape(t_shape))], [sid])
         rows.append(grads.get(sid))
-    if all(r is None for r in rows) or not rows:
-        if mode is UnconnectedGradients.ZERO or not rows:
-            return _zeros(t_shape, s_shape, source)
-        return None
+    if all(r is None for r in rows):  # unconnected, or no rows (an empty example)
+        return _unconnected(t_shape, s_shape, target, source, mode)
     from ..ops.creation import zeros_like
     rows = [zeros_like(source) if r is None else r for r in rows]
     stacked_rows = stack(rows, axis=1)  # (batch, per_example, *source_rest)

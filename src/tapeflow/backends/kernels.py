@@ -646,22 +646,62 @@ def one_hot3(indices, out, on, off):
                 out[a, b, c] = on if indices[a, c] == b else off
 
 
+def lowest(a):
+    """The smallest finite value of a's dtype (False for bool)."""
+    return _dtype_bounds(a.dtype)[0]
+
+
+def highest(a):
+    """The largest finite value of a's dtype (True for bool)."""
+    return _dtype_bounds(a.dtype)[1]
+
+
+def _dtype_bounds(dtype):
+    if dtype.kind == "f":
+        info = np.finfo(dtype)
+    elif dtype.kind == "b":
+        return False, True
+    else:
+        info = np.iinfo(dtype)
+    return info.min, info.max
+
+
+@overload(lowest, jit_options={"error_model": "numpy"})
+def _lowest(a):
+    if isinstance(a.dtype, types.Float):
+        return lambda a: np.finfo(a.dtype).min
+    if isinstance(a.dtype, types.Integer):
+        return lambda a: np.iinfo(a.dtype).min
+    return lambda a: False
+
+
+@overload(highest, jit_options={"error_model": "numpy"})
+def _highest(a):
+    if isinstance(a.dtype, types.Float):
+        return lambda a: np.finfo(a.dtype).max
+    if isinstance(a.dtype, types.Integer):
+        return lambda a: np.iinfo(a.dtype).max
+    return lambda a: True
+
+
+# TensorFlow's argmax (Eigen's) starts from the dtype's lowest finite value at index 0
+# and moves on only to a strictly larger value: a NaN never wins, and a row of NaN and
+# -inf gives 0. argmin mirrors it from the highest value.
+
 @_jit
 def argmax3(x):
     outer, n, inner = x.shape
     out = np.zeros((outer, inner), np.int64)
+    start = lowest(x)
     for a in range(outer):
         for c in range(inner):
-            best = x[a, 0, c]
+            best = start
             k = 0
-            if best == best:  # a NaN wins at once (NumPy's argmax)
-                for b in range(1, n):
-                    v = x[a, b, c]
-                    if v > best or v != v:
-                        best = v
-                        k = b
-                        if v != v:
-                            break
+            for b in range(n):
+                v = x[a, b, c]
+                if v > best:
+                    best = v
+                    k = b
             out[a, c] = k
     return out
 
@@ -670,18 +710,16 @@ def argmax3(x):
 def argmin3(x):
     outer, n, inner = x.shape
     out = np.zeros((outer, inner), np.int64)
+    start = highest(x)
     for a in range(outer):
         for c in range(inner):
-            best = x[a, 0, c]
+            best = start
             k = 0
-            if best == best:
-                for b in range(1, n):
-                    v = x[a, b, c]
-                    if v < best or v != v:
-                        best = v
-                        k = b
-                        if v != v:
-                            break
+            for b in range(n):
+                v = x[a, b, c]
+                if v < best:
+                    best = v
+                    k = b
             out[a, c] = k
     return out
 

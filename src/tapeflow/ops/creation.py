@@ -104,6 +104,9 @@ def _linspace_kernel(start, stop, num):
         return np.linspace(start, stop, int(num)).astype(np.asarray(start).dtype)
 
 
+# TensorFlow's LinSpace kernel: scalar endpoints, and no gradient, as in TensorFlow
+# (math_grad.py: NotDifferentiable("LinSpace")). tf.linspace does not use it: it is built
+# from differentiable ops below, as TensorFlow's linspace_nd is.
 LINSPACE = register(OpDef(
     name="LinSpace", args=("start", "stop", "num"), infer=_linspace_infer,
     eager=_linspace_kernel, emit="np.linspace", differentiable=False))
@@ -197,10 +200,55 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
     return out
 
 
+def _count(num):
+    """`num` as a Python int; TensorFlow converts it to an integer tensor, so a float (or
+    bool) count is a TypeError."""
+    dtype = (num if isinstance(num, _Operators) else convert_to_tensor(num)).dtype
+    if not dtype.is_integer:
+        raise TypeError(f"Argument `tensor` (name: num) must be of type integer. Received "
+                        f"`tensor` = {num} of dtype: {dtype.name}")
+    return int(num)
+
+
 def linspace(start, stop, num, name=None, axis=0):
-    """`num` evenly spaced values from start to stop, both included."""
-    start, stop = rules.as_tensors(start, stop)
-    return bind(LINSPACE, (start, stop, convert_to_tensor(int(num))))
+    """`num` evenly spaced values from `start` to `stop`, both included, as `tf.linspace`.
+
+    `start` and `stop` may be tensors (broadcast against each other); the values run
+    along the new dimension `axis`. Built from differentiable ops, as TensorFlow's
+    `linspace_nd`, so the values are TensorFlow's (`start + i * delta`, with both
+    endpoints exact) and the result has a gradient with respect to `start` and `stop`.
+    Integer endpoints give a float result (float64 for int32 and int64).
+
+    >>> import tapeflow as tf
+    >>> tf.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=-1)
+    <tf.Tensor: shape=(2, 3), dtype=float32, numpy=
+    array([[0. , 0.5, 1. ],
+           [1. , 2. , 3. ]], dtype=float32)>
+    """
+    from .elementwise import cast, zeros_like
+    from .shape import concat, expand_dims, reshape
+    start = convert_to_tensor(start)
+    stop = convert_to_tensor(stop, dtype=start.dtype)
+    n = _count(num)
+    axis = int(np.asarray(axis)) if isinstance(axis, _Operators) else int(axis)
+    diff = stop - start  # broadcasts the two, and rejects bool as TensorFlow's Sub does
+    if start._shape != diff._shape or None in diff._shape:
+        start = start + zeros_like(diff)
+    if stop._shape != diff._shape or None in diff._shape:
+        stop = stop + zeros_like(diff)
+    first, last = expand_dims(start, axis), expand_dims(stop, axis)
+    axis %= len(first._shape)
+    steps = max(n - 1, 1)  # n = 0 and 1 take a slice of [start, stop] below
+    delta = expand_dims(diff, axis) / convert_to_tensor(steps, dtype=start.dtype)
+    first, last = cast(first, delta.dtype), cast(last, delta.dtype)
+    # range(1, -1) is TensorFlow's error for a negative num.
+    inner = cast(range(1, steps if n >= 0 else -1, dtype=dtypes.int64), delta.dtype)
+    inner_shape = [1] * len(first._shape)
+    inner_shape[axis] = max(n - 2, 0)
+    values = concat([first, first + delta * reshape(inner, inner_shape), last], axis)
+    if n < 2:
+        values = values[(slice(None),) * axis + (slice(0, n),)]
+    return values
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001

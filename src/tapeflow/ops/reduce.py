@@ -219,14 +219,28 @@ def _arg_infer(op_name):
     return infer
 
 
+def _arg_kernel(pick, largest):
+    def kernel(input, axis, output_type):
+        # TensorFlow (Eigen's argmax) starts from the dtype's lowest finite value at
+        # index 0 and moves on only to a strictly larger value: a NaN never wins, and
+        # -inf (or the lowest value itself) never beats index 0. Clamping everything
+        # that cannot win to that bound gives the same index from NumPy's first-wins
+        # argmax. argmin mirrors it with the highest value.
+        if input.dtype.kind == "f":
+            info = np.finfo(input.dtype)
+            bound = info.min if largest else info.max
+            wins = input > bound if largest else input < bound
+            input = np.where(wins, input, bound)
+        return pick(input, axis=axis).astype(output_type._np)
+    return kernel
+
+
 ARG_MAX = register(OpDef(
     name="ArgMax", args=("input",), infer=_arg_infer("ArgMax"), emit="np.argmax",
-    eager=lambda input, axis, output_type: np.argmax(input, axis=axis).astype(
-        output_type._np), differentiable=False))
+    eager=_arg_kernel(np.argmax, largest=True), differentiable=False))
 ARG_MIN = register(OpDef(
     name="ArgMin", args=("input",), infer=_arg_infer("ArgMin"), emit="np.argmin",
-    eager=lambda input, axis, output_type: np.argmin(input, axis=axis).astype(
-        output_type._np), differentiable=False))
+    eager=_arg_kernel(np.argmin, largest=False), differentiable=False))
 
 
 # -- scans --------------------------------------------------------------------------------
@@ -282,8 +296,30 @@ CUMPROD = register(OpDef(
 
 # -- public wrappers ------------------------------------------------------------------------
 
+def _check_no_repeated_axis(op_name, axis, rank):
+    """TensorFlow's reduction kernels reject an axis named twice (`[0, 0]`, or `[1, -1]`
+    on a matrix). They check the axes in order, each for its range and then for
+    repeats, so the first bad axis decides the error; a range error is left to
+    normalize_axis."""
+    if isinstance(axis, _Operators):
+        axis = np.asarray(axis).tolist()
+    if not isinstance(axis, (list, tuple, np.ndarray)):
+        return
+    seen = set()
+    for a in axis:
+        if not isinstance(a, (int, np.integer)) or not -rank <= a < rank:
+            return
+        a = int(a) % rank
+        if a in seen:
+            raise InvalidArgumentError(
+                f"Invalid reduction arguments: Axes contains duplicate dimension: {a} "
+                f"[Op:{op_name}]", op=op_name)
+        seen.add(a)
+
+
 def _reduce(op, input_tensor, axis, keepdims):
     x = rules.as_tensor(input_tensor)
+    _check_no_repeated_axis(op.name, axis, len(x._shape))
     axes = rules.normalize_axis(op.name, axis, len(x._shape))
     return bind(op, (x,), {"axis": axes, "keepdims": bool(keepdims)})
 
@@ -373,15 +409,24 @@ def _arg(op, input, axis, output_type):
 def argmax(input, axis=None, output_type=dtypes.int64, name=None):
     """Index of the largest value along `axis` (0 when None); the first one on ties.
 
+    NaNs are skipped, as in TensorFlow; a row with nothing above the dtype's lowest
+    finite value (all NaN or -inf) gives 0.
+
     >>> import tapeflow as tf
     >>> tf.argmax(tf.constant([[1, 5], [7, 2]]), axis=1)
     <tf.Tensor: shape=(2,), dtype=int64, numpy=array([1, 0])>
+    >>> tf.argmax(tf.constant([1.0, float("nan"), 5.0]))
+    <tf.Tensor: shape=(), dtype=int64, numpy=2>
     """
     return _arg(ARG_MAX, input, axis, output_type)
 
 
 def argmin(input, axis=None, output_type=dtypes.int64, name=None):
-    """Index of the smallest value along `axis` (0 when None); the first one on ties."""
+    """Index of the smallest value along `axis` (0 when None); the first one on ties.
+
+    NaNs are skipped, as in TensorFlow; a row with nothing below the dtype's highest
+    finite value (all NaN or inf) gives 0.
+    """
     return _arg(ARG_MIN, input, axis, output_type)
 
 
