@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
+from tapeflow.config import settings
 from tapeflow.errors import InvalidArgumentError
 from tapeflow.graph.ir import Graph
 from tapeflow.graph.trace import tracing
@@ -439,10 +440,10 @@ def test_random_ops_draw_fresh_numbers_each_run_and_follow_set_seed():
 # -- what is not supported, and errors ----------------------------------------------------------
 
 def test_unsupported_names_the_op_and_the_line():
-    def fn(a):  # a random draw in only one branch: the caller cannot pre-draw it
-        return tf.cond(tf.reduce_sum(a) > 0.0, lambda: a + tf.random.normal([2]), lambda: a)
-    g = trace(fn, ((2,), F32))
-    with pytest.raises(Unsupported, match=r"RandomStandardNormal .*test_codegen\.py:\d+"):
+    def fn(a):  # a permutation drawn by the caller needs its length while tracing
+        return tf.random.shuffle(a)
+    g = trace(fn, ((None,), F32))
+    with pytest.raises(Unsupported, match=r"RandomShuffle .*test_codegen\.py:\d+"):
         compile_graph(g)
     g = trace(lambda a: a * 2.0, ((2,), tf.float16))
     with pytest.raises(Unsupported, match="float16"):
@@ -835,3 +836,43 @@ def test_fused_loops_write_over_dead_buffers_only():
     only_input = compile_graph(trace(lambda x: tf.tanh(x) * 2.0, ((5, 5), F32)))
     assert_matches(run(only_input, args[0]), [np.tanh(x_before) * 2.0])
     np.testing.assert_array_equal(args[0], x_before)  # the caller's array is not a buffer
+
+
+def test_random_draws_inside_branches_and_loops_compile_and_match_the_numpy_tier():
+    # The kernel draws them from one Generator per op and call (Numba's Generator draws
+    # NumPy's numbers): the same numbers as the NumPy tier, step by step.
+    def make():
+        @tf.function
+        def f(x, n):
+            h, rows = x, []
+            for _ in tf.range(n):
+                h = tf.sin(h) * tf.random.uniform([3]) + 0.1 * tf.random.normal([3])
+                picks = tf.random.uniform([2], maxval=5, dtype=tf.int32)
+                order = tf.random.shuffle(tf.range(4))
+                rows.append(tf.cast(tf.concat([picks, order], 0), tf.float32)
+                            + 0.01 * tf.random.truncated_normal([6]))
+            if tf.reduce_sum(h) > 0:
+                h = h + tf.random.normal([3])
+            return h, tf.stack(rows)
+        return f
+
+    results = {}
+    old = settings.compile_mode
+    try:
+        for mode in ("off", "sync"):
+            settings.compile_mode = mode
+            f = make()
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)  # no NumPy-kernel fallback
+                tf.random.set_seed(3)
+                f(tf.constant([1.0, 2.0, 3.0]), tf.constant(4))  # traces (and draws)
+                tf.random.set_seed(3)
+                results[mode] = [f(tf.constant([1.0, 2.0, 3.0]), tf.constant(n))
+                                 for n in (4, 0, 2)]
+    finally:
+        settings.compile_mode = old
+        tf.random.set_seed(None)
+    for interpreted, compiled in zip(results["off"], results["sync"]):
+        for a, b in zip(interpreted, compiled):  # the same draws; sin may differ by an ulp
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
+    assert results["sync"][0][1].shape == (4, 6)

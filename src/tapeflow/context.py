@@ -12,3 +12,7 @@ variable_watchers = contextvars.ContextVar("tapeflow_variable_watchers", default
 
 # The Graph being traced by tf.function, or None when ops run eagerly.
 current_graph = contextvars.ContextVar("tapeflow_current_graph", default=None)
+
+# While a traced graph runs on the NumPy kernels: {stream key: Generator} for the random
+# ops inside its branches and loops (ops/random.py, streams), or None.
+random_streams = contextvars.ContextVar("tapeflow_random_streams", default=None)

@@ -145,6 +145,8 @@ class Codegen:
         self.keep = []
         # id(push) -> (push, row buffer); id(cond or loop) -> (node, {(k, j): row buffer})
         self.list_bases = {}
+        self.nesting = 0         # how many branches and loops the code being emitted is in
+        self.streams = {}        # random op stream key -> the kernel's Generator argument
         self.ranges = {}         # id(Range output read only by gathers) -> (start, count, step)
 
     # -- bookkeeping ------------------------------------------------------------------
@@ -359,6 +361,7 @@ class Codegen:
                                   f"(at {where.where()}) is not compiled")
         saved = (self.graph, self.consumers, self.outputs_ids)
         self.graph = sub
+        self.nesting += 1
         try:
             for ph, v in zip(sub.inputs, inputs):
                 self.vals[id(ph)] = v
@@ -366,6 +369,7 @@ class Codegen:
             return [self.val(x) for x in sub.outputs]
         finally:
             self.graph, self.consumers, self.outputs_ids = saved
+            self.nesting -= 1
 
     # -- one node ---------------------------------------------------------------------------
     def node(self, node):
@@ -386,7 +390,7 @@ class Codegen:
 
 def _effectful_inside(node):
     return node.op.name in ("AssignVariableOp", "ReadVariableOp") or (
-        node.op.stateful and node.op.name not in ("If", "While"))
+        node.op.stateful and node.op.name not in ("If", "While") and "counter" not in node.attrs)
 
 
 def _check_dtype(dtype, what):
@@ -459,11 +463,42 @@ def _assign_variable(cg, node):
         cg.assigned.append(index)
 
 
+def _stream(cg, node):
+    """The kernel's Generator argument for a random op inside a branch or loop."""
+    from ..ops.random import stream_key
+    key = stream_key(node.attrs)
+    name = cg.streams.get(key)
+    if name is None:
+        name = cg.streams[key] = cg.fresh("G")
+        cg.params.append(Param(name, "stream", key, None, 0))
+        cg.used.add(name)
+    return name
+
+
+_STREAM_DRAWS = {  # the draws of ops/random.py, from the Generator argument
+    "RandomStandardNormal": "{g}.standard_normal({shape}, {dtype})",
+    "RandomUniform": "{g}.random({shape}, {dtype})",
+    "TruncatedNormal": "truncated_normal({g}, {shape}, {dtype})",
+    "RandomUniformInt": "{g}.integers({minval}, {maxval}, {shape}, {dtype})",
+}
+
+
 @lowering("RandomStandardNormal", "RandomUniform", "TruncatedNormal", "RandomUniformInt")
 def _random(cg, node):
+    y = node.outputs[0]
+    if cg.nesting:  # runs a number of times known at run time: draws in the kernel
+        attrs = node.attrs
+        shape = attrs["shape"]
+        if node.op.name == "RandomUniformInt" and math.prod(shape) == 0:
+            expr = f"np.zeros({_tuple(shape)}, {np_name(y.dtype)})"
+        else:
+            expr = _STREAM_DRAWS[node.op.name].format(
+                g=_stream(cg, node), shape=_tuple(shape), dtype=np_name(y.dtype),
+                minval=attrs.get("minval"), maxval=attrs.get("maxval"))
+        _out(cg, node, _assign(cg, expr))
+        return
     # Drawn by the caller with NumPy's Generator (a fresh counter per run), passed in.
     name = cg.fresh("R")
-    y = node.outputs[0]
     cg.params.append(Param(name, "random", node, y.dtype._np, len(y._shape)))
     cg.used.add(name)
     _out(cg, node, name)
@@ -474,6 +509,10 @@ def _shuffle(cg, node):
     x = cg.val(node.inputs[0])
     if x.rank == 0 or (x.shape[0] is not None and x.shape[0] <= 1):
         cg.define(node.outputs[0], x)
+        return
+    if cg.nesting:  # Fisher-Yates over n <= 1 rows draws nothing, as the NumPy kernel
+        rows = f"{cg.array(x)}[{_stream(cg, node)}.permutation({cg.array(x)}.shape[0])]"
+        _out(cg, node, _assign(cg, rows))
         return
     if x.shape[0] is None:
         raise Unsupported(f"RandomShuffle of a leading dimension unknown at trace time at "

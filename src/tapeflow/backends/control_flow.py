@@ -155,8 +155,9 @@ def _while(cg, node):
     loop = [Val(None, v.dtype, (), scalar=name, local=True) if i in scalars else
             Val(name, v.dtype, y._shape, "C")
             for i, (name, v, y) in enumerate(zip(names, initial, outs))]
-    from ..ops.control import history_by_length
+    from ..ops.control import draw_variables, history_by_length
     by_length = history_by_length(node.attrs)
+    after_step = draw_variables(node.attrs)  # their history: the value after each step
     buffers = {}  # a list's history is its length at each step
     for i in (i for i, keep in enumerate(histories) if keep):
         rows = "16" if i in by_length or i in scalars else f"(16,) + {names[i]}.shape"
@@ -170,23 +171,23 @@ def _while(cg, node):
     cg.emit(f"if not {cg.scalar(c)}:")
     cg.emit("    break")
     for i, h in buffers.items():
-        cg.emit(f"if {count} == {h}.shape[0]:")
-        cg.emit(f"    {h} = grow_rows({h})")
-        if i in by_length:
-            cg.emit(f"{h}[{count}] = {names[i]}.shape[0]")
-        elif i in scalars:
-            cg.emit(f"{h}[{count}] = {names[i]}")
-        else:
-            if None in outs[i]._shape:  # unknown while tracing: the same at every step?
-                code = cg.error("loop_shape", node)
-                cg.emit(f"if {names[i]}.shape != {h}.shape[1:]: raise ValueError({code})")
-            cg.emit(f"copy_into({h}[{count}], {names[i]})")
+        if i not in after_step:
+            _store_step(cg, node, h, i, names[i], count, i in by_length, i in scalars,
+                        None in outs[i]._shape)
     new = cg.subgraph(node.attrs["body"], loop + captured, node, list_bases)
     temps = []
     for i, v in enumerate(new):
         temps.append(_assign(cg, cg.typed_scalar(v) if i in scalars else cg.contiguous(v)))
     for name, t in zip(names, temps):
         cg.emit(f"{name} = {t}")
+    for i, h in buffers.items():
+        if i in after_step:
+            if i not in scalars:  # the placeholder before the loop may have another shape
+                cg.emit(f"if {count} == 0 and {names[i]}.shape != {h}.shape[1:]:")
+                cg.emit(f"    {h} = np.empty((16,) + {names[i]}.shape, "
+                        f"{np_name(loop[i].dtype)})")
+            _store_step(cg, node, h, i, names[i], count, False, i in scalars,
+                        None in outs[i]._shape)
     cg.emit(f"{count} += 1")
     cg.depth -= 1
     for i in range(n):
@@ -200,3 +201,18 @@ def _while(cg, node):
             cg.define(outs[n + i], Val(None, outs[n + i].dtype, outs[n + i]._shape,
                                        scalar="None"))
     cg.local_scalar(outs[2 * n], count)
+
+
+def _store_step(cg, node, history, i, name, count, by_length, scalar, shape_unknown):
+    """history[count] = the loop variable's value (its length, for a list)."""
+    cg.emit(f"if {count} == {history}.shape[0]:")
+    cg.emit(f"    {history} = grow_rows({history})")
+    if by_length:
+        cg.emit(f"{history}[{count}] = {name}.shape[0]")
+    elif scalar:
+        cg.emit(f"{history}[{count}] = {name}")
+    else:
+        if shape_unknown:  # unknown while tracing: the same at every step?
+            code = cg.error("loop_shape", node)
+            cg.emit(f"if {name}.shape != {history}.shape[1:]: raise ValueError({code})")
+        cg.emit(f"copy_into({history}[{count}], {name})")

@@ -1062,3 +1062,26 @@ def gemm(a, b, transpose_a, transpose_b):
     _cblas_gemm(112 if transpose_a else 111, 112 if transpose_b else 111, m, n, k,
                 a, max(1, a.shape[1]), b, max(1, b.shape[1]), out, max(1, n))
     return out
+
+
+# -- draws inside tensor loops (ops/random.py: the NumPy kernels draw the same numbers) ---
+
+@_jit
+def truncated_normal(gen, shape, dtype):
+    """Standard normal values, those beyond two standard deviations redrawn (in C order,
+    all at once, until none is left), as the NumPy kernel of TruncatedNormal."""
+    out = gen.standard_normal(shape, dtype)
+    flat = out.reshape(-1)
+    while True:
+        count = 0
+        for i in range(flat.size):
+            if abs(flat[i]) > 2:
+                count += 1
+        if count == 0:
+            return out
+        redrawn = gen.standard_normal(count, dtype)
+        k = 0
+        for i in range(flat.size):
+            if abs(flat[i]) > 2:
+                flat[i] = redrawn[k]
+                k += 1

@@ -8,8 +8,9 @@ code, and the callable that runs it.
 
 Nopython mode only (`numba.njit`, never object mode), the NumPy error model (x / 0 is
 inf, not an exception). Random ops draw with NumPy's Generator outside the kernel, each
-run with a fresh `counter` (ops/random.py), and the draws are passed in as arrays: the
-kernel itself is a pure function of its arguments.
+run with a fresh `counter` (ops/random.py), and the draws are passed in as arrays; those
+inside branches and loops draw in the kernel, from a Generator passed in per call (its
+stream), as Numba's Generator draws NumPy's numbers.
 """
 
 import re
@@ -52,7 +53,7 @@ def assemble(cg):
     params += [p for p in cg.params if p.kind == "array"]
     if cg.ints:
         params.append(codegen.Param("I", "ints", None, np.dtype(np.int64), 1))
-    params += [p for p in cg.params if p.kind in ("random", "permutation")]
+    params += [p for p in cg.params if p.kind in ("random", "permutation", "stream")]
     body = cg.prologue_lines() + cg.lines
     text = "\n".join(body)
     helpers = sorted(_helper_names() & set(re.findall(r"\b([A-Za-z_]\w*)\(", text)))
@@ -67,6 +68,8 @@ def assemble(cg):
 
 def _numba_type(param):
     import numba
+    if param.kind == "stream":
+        return numba.typeof(np.random.default_rng(0))
     return numba.types.Array(numba.from_dtype(param.dtype), param.ndim, "C")
 
 
@@ -102,12 +105,19 @@ class CompiledGraph:
                 self._plan.append((2, np.array(cg.ints, dtype=np.int64), None, None, None))
             elif p.kind == "random":
                 self._plan.append((3, p.ref, p.dtype, None, None))
+            elif p.kind == "stream":
+                self._plan.append((5, p.ref, None, None, None))
             else:
                 self._plan.append((4, p.ref, None, None, None))
 
-    def __call__(self, input_arrays, variable_arrays):
+    def __call__(self, input_arrays, variable_arrays, streams=None):
+        """streams: {stream key: Generator} for the random ops inside branches and loops
+        (ops/random.py, streams); made here for those it does not name."""
         args = []
         for kind, ref, dtype, shape, known in self._plan:
+            if kind == 5:
+                args.append(streams[ref] if streams and ref in streams else _stream(ref))
+                continue
             if kind == 0:
                 args.append(_input(input_arrays[ref], dtype, shape, known, ref))
             elif kind == 1:
@@ -200,6 +210,11 @@ def _draw(node, dtype):
     attrs = dict(node.attrs)
     attrs["counter"] = next_counter(attrs["seed"], attrs["seed2"])
     return _canonical(node.op.eager(**attrs), dtype)
+
+
+def _stream(key):
+    from ..ops.random import streams
+    return streams([key])[key]
 
 
 def _permutation(node):

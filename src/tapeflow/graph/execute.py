@@ -2,6 +2,9 @@
 first tier of execution); while tracing it inlines the graph into the graph being built;
 under a tape it records every node. One walk, three uses."""
 
+import numpy as np
+
+from .. import context
 from ..errors import OpError
 from ..ops.registry import bind
 from ..tensor import Symbolic, wrap
@@ -11,6 +14,14 @@ from .variables import ASSIGN_VARIABLE, READ_VARIABLE
 def _fresh_random_attrs(attrs):
     from ..ops.random import next_counter
     return {**attrs, "counter": next_counter(attrs["seed"], attrs["seed2"])}
+
+
+def _stream(attrs):
+    streams = context.random_streams.get()
+    if streams is None:
+        return None
+    from ..ops.random import stream_key
+    return streams.get(stream_key(attrs))
 
 
 def _assigned(value, before):
@@ -90,11 +101,19 @@ def run_graph(graph, inputs, variable_values, substitute=None):
                 outs = op.replay(node, args)
             else:
                 attrs = node.attrs
+                stream = None
                 if op.stateful and "counter" in attrs:
-                    attrs = _fresh_random_attrs(attrs)
-                outs = bind(op, args, attrs)
-                if op.n_out == 1:
-                    outs = [outs]
+                    stream = _stream(attrs)
+                    if stream is None:
+                        attrs = _fresh_random_attrs(attrs)
+                if stream is not None:  # inside a branch or loop: the call's stream
+                    from ..ops.random import draw_from
+                    outs = [wrap(np.asarray(draw_from(op, stream, attrs,
+                                                      [a._value for a in args])))]
+                else:
+                    outs = bind(op, args, attrs)
+                    if op.n_out == 1:
+                        outs = [outs]
             for symbolic, value in zip(node.outputs, outs):
                 env[id(symbolic)] = value
     except OpError as e:

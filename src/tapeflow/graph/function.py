@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import context, dtypes, nest
 from ..config import settings
+from ..ops.random import nested_draws, streams
 from ..ops.registry import OpDef, batching, never_bound, record
 from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor, wrap
 from .execute import run_graph
@@ -251,6 +252,7 @@ class ConcreteFunction:
         self._lock = threading.Lock()          # starting the background compile
         self._compile_lock = threading.Lock()  # the compile itself: calls never wait on it
         self._assigns = _has_op(graph, "AssignVariableOp")
+        self._nested_draws = nested_draws(graph)  # random ops in its branches and loops
         n_args = len(graph.inputs) + len(graph.variables)
         arg_names = tuple(f"x{i}" for i in range(n_args))
         self._call_op = OpDef(name=f"__inference_{name}", args=arg_names, infer=_no_infer,
@@ -327,7 +329,9 @@ class ConcreteFunction:
         """The common call: compiled code, and nobody (tape, trace, vectorized walk,
         custom gradient) to tell about it, so variables are read as bare arrays."""
         old_arrays = [v._value for v in self.graph.variables]
-        arrays, new_arrays = compiled([x._value for x in inputs], old_arrays)
+        keys = self._nested_draws
+        arrays, new_arrays = compiled([x._value for x in inputs], old_arrays,
+                                      streams(keys) if keys else None)
         self._update_variables(old_arrays, new_arrays)
         return _wrap_outputs(arrays)
 
@@ -467,14 +471,19 @@ class ConcreteFunction:
 
     def _execute(self, inputs, var_values):
         compiled = self._compiled_kernel()
+        draws = streams(self._nested_draws) if self._nested_draws else None
         if compiled is None:
-            outputs, new_values = run_graph(self.graph, inputs, var_values)
+            token = context.random_streams.set(draws)
+            try:
+                outputs, new_values = run_graph(self.graph, inputs, var_values)
+            finally:
+                context.random_streams.reset(token)
             # Start the background compile after this first answer, not before: importing
             # Numba in a thread would compete with it for the interpreter lock.
             self._start_background_compile()
             return [self._fresh(o) for o in outputs], new_values
         arrays, new_arrays = compiled([x._value for x in inputs],
-                                      [v._value for v in var_values])
+                                      [v._value for v in var_values], draws)
         outputs = _wrap_outputs(arrays)
         new_values = [old if new is old._value else wrap(np.asarray(new))
                       for old, new in zip(var_values, new_arrays)]

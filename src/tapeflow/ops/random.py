@@ -100,6 +100,46 @@ def _generator(seed, seed2, counter):
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
 
 
+# -- draws inside branches and loops ------------------------------------------------------
+# A random op inside a tensor loop runs a number of times known only when the graph runs.
+# Each call of the graph gives each such op one Generator (its stream, from a fresh
+# counter), and every run of the op draws the next numbers from it: the compiled kernel
+# (which takes the Generator as an argument: Numba's Generator draws NumPy's numbers) and
+# the NumPy tier draw the same numbers.
+
+def stream_key(attrs):
+    """What names one random op of a traced graph: its seed pair and the counter it took
+    when traced (unique per op)."""
+    return (attrs["seed"], attrs["seed2"], attrs["counter"])
+
+
+def nested_draws(graph):
+    """The stream keys of the random ops inside the branches and loops of `graph`."""
+    from ..graph.ir import Graph
+    keys = set()
+    for node in graph.nodes:
+        for value in node.attrs.values():
+            if isinstance(value, Graph):
+                keys.update(stream_key(inner.attrs) for inner in value.all_nodes()
+                            if inner.op.stateful and "counter" in inner.attrs)
+    return sorted(keys)
+
+
+def streams(keys):
+    """{key: Generator} for one call of a graph whose nested random ops have `keys`."""
+    return {key: _generator(key[0], key[1], next_counter(key[0], key[1])) for key in keys}
+
+
+def draw_from(op, gen, attrs, inputs):
+    """One run of random op `op` (attrs, input arrays), drawing from `gen`."""
+    if op.name == "RandomShuffle":
+        return _shuffled(inputs[0], gen)
+    if op.name == "RandomUniformInt":
+        return _uniform_ints(gen, attrs["shape"], attrs["dtype"], attrs["minval"],
+                             attrs["maxval"])
+    return _DRAWS[op.name](gen, attrs["shape"], attrs["dtype"])
+
+
 # -- ops --------------------------------------------------------------------------------
 
 def _float_dtype_infer(op_name):
@@ -113,11 +153,14 @@ def _float_dtype_infer(op_name):
 
 
 def _sampler(draw):
-    def kernel(shape, dtype, seed, seed2, counter):
-        gen = _generator(seed, seed2, counter)
+    """(the eager kernel, the draw from a given Generator) of a float sampler."""
+    def from_generator(gen, shape, dtype):
         work = np.float64 if dtype is dtypes.float64 else np.float32
         return np.asarray(draw(gen, shape, work)).astype(dtype._np, copy=False)
-    return kernel
+
+    def kernel(shape, dtype, seed, seed2, counter):
+        return from_generator(_generator(seed, seed2, counter), shape, dtype)
+    return kernel, from_generator
 
 
 def _truncated(gen, shape, work):
@@ -130,18 +173,21 @@ def _truncated(gen, shape, work):
     return out
 
 
-RANDOM_STANDARD_NORMAL = register(OpDef(
-    name="RandomStandardNormal", args=(), infer=_float_dtype_infer("RandomStandardNormal"),
-    eager=_sampler(lambda gen, shape, work: gen.standard_normal(shape, dtype=work)),
-    emit="random_normal", differentiable=False, stateful=True))
-RANDOM_UNIFORM = register(OpDef(
-    name="RandomUniform", args=(), infer=_float_dtype_infer("RandomUniform"),
-    eager=_sampler(lambda gen, shape, work: gen.random(shape, dtype=work)),
-    emit="random_uniform", differentiable=False, stateful=True))
-TRUNCATED_NORMAL = register(OpDef(
-    name="TruncatedNormal", args=(), infer=_float_dtype_infer("TruncatedNormal"),
-    eager=_sampler(_truncated), emit="truncated_normal", differentiable=False,
-    stateful=True))
+_DRAWS = {}
+
+
+def _random_op(name, draw, emit):
+    kernel, _DRAWS[name] = _sampler(draw)
+    return register(OpDef(name=name, args=(), infer=_float_dtype_infer(name), eager=kernel,
+                          emit=emit, differentiable=False, stateful=True))
+
+
+RANDOM_STANDARD_NORMAL = _random_op(
+    "RandomStandardNormal", lambda gen, shape, work: gen.standard_normal(shape, dtype=work),
+    "random_normal")
+RANDOM_UNIFORM = _random_op(
+    "RandomUniform", lambda gen, shape, work: gen.random(shape, dtype=work), "random_uniform")
+TRUNCATED_NORMAL = _random_op("TruncatedNormal", _truncated, "truncated_normal")
 
 
 def _uniform_int_infer(shape, dtype, minval, maxval, seed, seed2, counter):
@@ -157,10 +203,14 @@ def _uniform_int_infer(shape, dtype, minval, maxval, seed, seed2, counter):
     return shape, dtype
 
 
-def _uniform_int_kernel(shape, dtype, minval, maxval, seed, seed2, counter):
+def _uniform_ints(gen, shape, dtype, minval, maxval):
     if math.prod(shape) == 0:
         return np.zeros(shape, dtype._np)
-    return _generator(seed, seed2, counter).integers(minval, maxval, size=shape, dtype=dtype._np)
+    return gen.integers(minval, maxval, size=shape, dtype=dtype._np)
+
+
+def _uniform_int_kernel(shape, dtype, minval, maxval, seed, seed2, counter):
+    return _uniform_ints(_generator(seed, seed2, counter), shape, dtype, minval, maxval)
 
 
 RANDOM_UNIFORM_INT = register(OpDef(
@@ -172,10 +222,14 @@ def _shuffle_infer(value, seed, seed2, counter):
     return value._shape, value.dtype
 
 
-def _shuffle_kernel(value, seed, seed2, counter):
+def _shuffled(value, gen):
     if value.ndim == 0 or value.shape[0] <= 1:
         return value
-    return _generator(seed, seed2, counter).permutation(value)
+    return gen.permutation(value)
+
+
+def _shuffle_kernel(value, seed, seed2, counter):
+    return _shuffled(value, _generator(seed, seed2, counter))
 
 
 RANDOM_SHUFFLE = register(OpDef(
