@@ -1626,6 +1626,47 @@ def test_gradient_of_a_function_that_draws_random_numbers_uses_the_same_draw():
                                    rtol=1e-6)
 
 
+def test_second_derivative_of_a_function_that_draws_uses_the_same_draw():
+    # A gradient of gradients replays the forward: it must replay the forward's draws,
+    # those in a loop too.
+    @tf.function
+    def f(x):
+        r = tf.random.uniform([3])
+        h = x
+        for _ in tf.range(2):
+            h = h * tf.random.uniform([3], minval=0.5, maxval=1.5)
+        return tf.reduce_sum((h * r) ** 2), r, h / x
+
+    x = tf.constant([1.0, 2.0, 3.0])
+    for _ in range(2):
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y, r, scale = f(x)
+            g = inner.gradient(y, x)
+        h = outer.gradient(g, x)
+        expected = 2.0 * (r * scale) ** 2  # d2/dx2 of (x * scale * r)^2
+        np.testing.assert_allclose(h.numpy(), expected.numpy(), rtol=1e-5)
+
+
+def test_a_gradient_of_gradients_does_not_print_again(capsys):
+    @tf.function
+    def f(x):
+        tf.print("forward", output_stream=sys.stdout)
+        return tf.reduce_sum(x ** 3)
+
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    np.testing.assert_allclose(outer.gradient(g, x).numpy(), [6.0, 12.0])
+    assert capsys.readouterr().out.count("forward") == 1
+
+
 def test_gradient_reaches_a_float_argument_after_an_integer_one():
     @tf.function
     def f(n, x):

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import context, dtypes, nest
 from ..config import settings
+from ..ops.control import draws, drawn_outputs
 from ..ops.random import nested_draws, streams
 from ..ops.registry import OpDef, batching, never_bound, record
 from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor, wrap
@@ -253,6 +254,8 @@ class ConcreteFunction:
         self._compile_lock = threading.Lock()  # the compile itself: calls never wait on it
         self._assigns = _has_op(graph, "AssignVariableOp")
         self._nested_draws = nested_draws(graph)  # random ops in its branches and loops
+        # A split forward: [(drawing node, indices of the outputs with what it drew)]
+        self._drawn = []
         n_args = len(graph.inputs) + len(graph.variables)
         arg_names = tuple(f"x{i}" for i in range(n_args))
         self._call_op = OpDef(name=f"__inference_{name}", args=arg_names, infer=_no_infer,
@@ -414,11 +417,13 @@ class ConcreteFunction:
             saves = [getattr(ctx, f"out{n_out + i}") for i in range(n_saves)]
             return backward._gradients(saves + dy_out)
         # A higher-order gradient that flows into the saved values too: differentiate
-        # the forward kernel as a whole (it replays it under a tape).
+        # the forward kernel as a whole (it replays it under a tape, with the numbers its
+        # random ops drew: forward outputs, as saves).
         n_var = len(self.graph.variables)
         var_dys = [_zeros(v._shape, v.dtype) for v in args[len(args) - n_var:]]
+        drawn = [getattr(ctx, f"out{k - n_var}") for _, ks in forward._drawn for k in ks]
         return forward._backward_function()._gradients(args + dy_out + var_dys +
-                                                       filled[n_out:])
+                                                       filled[n_out:] + drawn)
 
     def _split(self):
         """One joint trace of forward and backward, cut in two: the nodes that do not
@@ -452,6 +457,10 @@ class ConcreteFunction:
             saves, seen = [], set()
             needed = [x for n in backward_nodes for x in n.inputs] + [
                 g for g in grads if g is not None]
+            # What the forward drew is saved too: a gradient of gradients replays the
+            # forward (see _backward_function) and must see the same numbers.
+            drawing = [n for n in forward_nodes if draws(n)]
+            needed += [y for n in drawing for y in drawn_outputs(n)]
             for x in needed:
                 if isinstance(x, Symbolic) and id(x) not in depends and id(x) not in seen:
                     seen.add(id(x))
@@ -464,6 +473,9 @@ class ConcreteFunction:
             bwd.outputs, slots = _without_nones(grads)
             forward = ConcreteFunction(fwd, list(fwd.outputs), list(range(len(fwd.outputs))),
                                        f"{self.name}_forward", split_calls=False)
+            position = {id(y): k for k, y in enumerate(fwd.outputs)}
+            forward._drawn = [(n, [position[id(y)] for y in drawn_outputs(n)])
+                              for n in drawing]
             backward = ConcreteFunction(bwd, list(grads), slots, f"{self.name}_backward",
                                         split_calls=False)
             self._split_cache = (forward, backward, len(saves))
@@ -572,6 +584,10 @@ class ConcreteFunction:
                 xs = bwd.placeholders_like(graph.inputs, "x")
                 vs = bwd.placeholders_like(graph.variables, "var")
                 dys = bwd.placeholders_like(graph.outputs, "dy")
+                # The values its random ops (and drawing branches and loops) drew in the
+                # run being differentiated: the replay draws nothing.
+                drawn = {id(node): bwd.placeholders_like([graph.outputs[k] for k in ks], "drawn")
+                         for node, ks in self._drawn}
                 sources = xs + vs
                 with GradientTape() as tape:
                     tape._watch_all(sources)
@@ -580,11 +596,12 @@ class ConcreteFunction:
                             v._id = var._id  # the retrace's reads of var are this source
                         outputs = self._retrace(xs)
                     else:
-                        outputs, _ = run_graph(graph, xs, vs)
+                        outputs, _ = run_graph(graph, xs, vs, drawn)
                 grads = tape.gradient(outputs, sources, output_gradients=dys)
             # A backward never repeats the forward's side effects.
             from .variables import ASSIGN_VARIABLE
-            bwd.nodes = [n for n in bwd.nodes if n.op is not ASSIGN_VARIABLE]
+            bwd.nodes = [n for n in bwd.nodes
+                         if n.op is not ASSIGN_VARIABLE and n.op.name != "PrintV2"]
             bwd.outputs, slots = _without_nones(grads)
             self._backward = ConcreteFunction(bwd, list(grads), slots, f"{self.name}_grad")
         return self._backward
