@@ -1172,3 +1172,250 @@ def test_a_tensor_loop_over_an_empty_range_runs_no_step():
     assert f(tf.constant(0)).numpy() == 0
     assert f(tf.constant(4)).numpy() == 6
     assert f(tf.constant(-3)).numpy() == 0
+
+
+# == chained comparisons, None before a loop, walrus in a `while` test ====================
+
+def chained_comparison(x, y):
+    if 0 < x < 10:
+        inside = 1
+    else:
+        inside = 0
+    both_two = 1 if x == y == 2 else 0
+    return inside, both_two
+
+
+def test_chained_comparison_on_python_values_is_pythons():
+    converted = autograph.convert(chained_comparison)
+    for args in ((5, 2), (2, 2), (-1, 3), (15, 2)):
+        assert converted(*args) == chained_comparison(*args), args
+    assert "compare_chain" in autograph.to_source(chained_comparison)
+
+
+def test_chained_comparison_on_tensors():
+    # TensorFlow: [0, 1, 0] for the `if`, [-1, 192, 150] for the `while`, [1, 0, 0] for
+    # the conditional expression, and bool tensors False/True/False for the plain value.
+    @tf.function
+    def in_range(x):
+        if 0 < x < 10:
+            return tf.constant(1)
+        return tf.constant(0)
+
+    @tf.function
+    def double_while_in_range(x):
+        while 0 < x < 100:
+            x = x * 2
+        return x
+
+    @tf.function
+    def both_two(x, y):
+        return tf.constant(1) if x == y == 2 else tf.constant(0)
+
+    @tf.function
+    def in_range_value(x):
+        b = 0 < x < 10
+        return b
+
+    assert [int(in_range(tf.constant(v))) for v in (-1, 5, 15)] == [0, 1, 0]
+    assert [int(double_while_in_range(tf.constant(v))) for v in (-1, 3, 150)] == [-1, 192, 150]
+    assert [int(both_two(tf.constant(a), tf.constant(b)))
+            for a, b in ((2, 2), (2, 3), (1, 1))] == [1, 0, 0]
+    values = [in_range_value(tf.constant(v)) for v in (-1, 5, 15)]
+    assert all(v.dtype == tf.bool and v.shape == () for v in values)
+    assert [bool(v) for v in values] == [False, True, False]
+
+
+def test_chained_comparison_evaluates_each_operand_once_and_short_circuits():
+    calls = []
+
+    def middle(x):
+        calls.append("middle")
+        return x
+
+    def last():
+        calls.append("last")
+        return 10
+
+    @tf.function
+    def in_range(x):
+        return 0 < middle(x) < last()
+
+    @tf.function
+    def python_false_first(x):
+        return 5 < 3 < last() + x
+
+    assert bool(in_range(tf.constant(5)))
+    # Python evaluates the middle operand once (TensorFlow's conversion, twice)
+    assert calls == ["middle", "last"]
+    calls.clear()
+    assert not bool(python_false_first(tf.constant(1)))  # TensorFlow: False
+    assert calls == []
+
+
+def test_variable_that_is_none_before_a_tensor_loop_gets_its_first_value_in_it():
+    # TensorFlow: 2 for n=3 (for and while), 4.0 for the float, (2, 4) for the tuple,
+    # 22 for nested loops, (1, 2) for the variable the body tests against None.
+    @tf.function
+    def last_of_for(n):
+        x = None
+        for i in tf.range(n):
+            x = i
+        return x
+
+    @tf.function
+    def last_of_while(n):
+        x = None
+        i = tf.constant(0)
+        while i < n:
+            x = i
+            i += 1
+        return x
+
+    @tf.function
+    def last_float_and_tuple(n):
+        x, pair = None, None
+        for i in tf.range(n):
+            x = tf.cast(i, tf.float32) * 2.0
+            pair = (i, i * 2)
+        return x, pair
+
+    @tf.function
+    def last_of_nested(n):
+        x = None
+        for i in tf.range(n):
+            for j in tf.range(n):
+                x = i * 10 + j
+        return x
+
+    @tf.function
+    def sum_of_previous(n):
+        x = None
+        s = tf.constant(0)
+        for i in tf.range(n):
+            if x is not None:  # a Python test: None only in the body's first trace
+                s += x
+            x = i
+        return s, x
+
+    assert last_of_for(tf.constant(3)).numpy() == 2
+    assert last_of_while(tf.constant(3)).numpy() == 2
+    x, (a, b) = last_float_and_tuple(tf.constant(3))
+    assert x.dtype == tf.float32 and x.numpy() == 4.0 and (a.numpy(), b.numpy()) == (2, 4)
+    assert last_of_nested(tf.constant(3)).numpy() == 22
+    same(sum_of_previous(tf.constant(3)), (1, 2))
+    # No iteration: zeros. TensorFlow raises InvalidArgumentError when the function runs
+    # ("loop must iterate at least once to initialize x"); tapeflow has no run-time assert.
+    assert last_of_for(tf.constant(0)).numpy() == 0
+
+
+def test_error_none_against_tensors_in_tensor_control_flow():
+    def tensor_then_none(n):
+        x = tf.constant(1)
+        for _ in tf.range(n):
+            x = None
+        return x
+
+    def none_inside_a_structure(n):
+        x = (None, tf.constant(1))
+        for i in tf.range(n):
+            x = (i, x[1])
+        return x[1]
+
+    def none_in_one_branch(c):
+        x = None
+        if c > 0:
+            x = tf.constant(1)
+        return x
+
+    # TensorFlow: ValueError "'x' is None at the end of the iteration.", "None values not
+    # supported.", "'x' is None at the end of the else branch."
+    _raises(ValueError, "'x' is None at the end of the iteration", tensor_then_none,
+            tf.constant(3), line_text="for _ in tf.range(n)")
+    _raises(ValueError, "'x' holds None before the loop", none_inside_a_structure,
+            tf.constant(3), line_text="for i in tf.range(n)")
+    _raises(ValueError, "'x' is None at the end of the else branch", none_in_one_branch,
+            tf.constant(3), line_text="if c > 0")
+
+
+def walrus_countdown(n):
+    total = 0
+    while (n := n - 1) > 0:
+        if n == 5:
+            continue
+        total += n
+        if total > 12:
+            break
+    return total, n
+
+
+def test_walrus_in_while_test_on_python_values_is_pythons():
+    converted = autograph.convert(walrus_countdown)
+    for n in (0, 3, 7, 20):
+        assert converted(n) == walrus_countdown(n), n
+
+
+def test_walrus_in_while_test_on_tensors():
+    # TensorFlow cannot convert a function with `:=` (OperatorNotAllowedInGraphError on a
+    # tensor); tapeflow runs the test once per iteration, as Python does.
+    f = tf.function(walrus_countdown)
+    for n in (0, 3, 7, 20):  # a tensor `break` and `continue` as well
+        same(f(tf.constant(n)), walrus_countdown(n))
+
+    @tf.function
+    def body_reads_the_target(n):
+        total = tf.constant(0)
+        while (m := n - 1) > 0:
+            n = m
+            total += m
+        return total, n, m
+
+    same(body_reads_the_target(tf.constant(4)), (6, 1, 0))
+
+    counter = tf.Variable(0)
+
+    @tf.function
+    def count_tests(n):
+        steps = tf.constant(0)
+        while (k := counter.assign_add(1).read_value()) < n:
+            steps += 1
+        return steps, k
+
+    same(count_tests(tf.constant(5)), (4, 5))
+    assert counter.numpy() == 5  # five evaluations of the test, the last one false
+
+
+def test_symbolic_tensor_as_bool_or_iterated_raises_operator_not_allowed_in_graph():
+    # TensorFlow's class, a TypeError, for each of these
+    assert issubclass(tf.errors.OperatorNotAllowedInGraphError, TypeError)
+
+    def as_bool(x):
+        return bool(x > 0)
+
+    def in_assert(x):
+        assert x > 0
+        return x
+
+    def unpack(x):
+        first, _ = x
+        return first
+
+    def iterate_scalar(x):
+        return [v for v in x]
+
+    _raises(tf.errors.OperatorNotAllowedInGraphError, "as a Python bool", as_bool,
+            tf.constant(1.0), line_text="return bool(x > 0)")
+    _raises(tf.errors.OperatorNotAllowedInGraphError, "as a Python bool", in_assert,
+            tf.constant(1.0), line_text="assert x > 0")
+    _raises(tf.errors.OperatorNotAllowedInGraphError, "Iterating over a scalar",
+            iterate_scalar, tf.constant(1.0), line_text="return [v for v in x]")
+    def unpack_stacked_list(n):
+        rows = []
+        for i in tf.range(n):
+            rows.append(i)
+        first, _ = tf.stack(rows)  # a length known only when the function runs
+        return first
+
+    _raises(tf.errors.OperatorNotAllowedInGraphError, "Iterating over a symbolic Tensor of "
+            "unknown length", unpack_stacked_list, tf.constant(2),
+            line_text="first, _ = tf.stack(rows)")
+    assert tf.function(unpack)(tf.constant([1.0, 2.0])).numpy() == 1.0  # a known length

@@ -308,3 +308,173 @@ def test_linspace_second_order_and_jacobian():
     np.testing.assert_array_equal(tape.jacobian(y, b, experimental_use_pfor=False).numpy(),
                                   [[[0.0, 0.0], [0.5, 0.0], [1.0, 0.0]],
                                    [[0.0, 0.0], [0.0, 0.5], [0.0, 1.0]]])
+
+
+# -- inputs TensorFlow accepts: stack, pad, expand_dims, transpose, reshape, activations -----
+# Every expected value, shape and dtype below is what TensorFlow 2.21 printed.
+
+@pytest.mark.parametrize("values, dtype, want", [
+    ([1, 2.5], tf.float32, [1.0, 2.5]),  # one constant: floats win, as in tf.constant
+    ([[1, 2], [3, 4.5]], tf.float32, [[1.0, 2.0], [3.0, 4.5]]),
+    ((1, 2), tf.int32, [1, 2]),
+    ([1, 2**40], tf.int64, [1, 2**40]),
+    ([[True, False]], tf.bool, [[True, False]]),
+])
+def test_stack_of_python_numbers_is_one_constant(values, dtype, want):
+    out = tf.stack(values)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_stack_of_nothing_is_an_empty_float32_vector():
+    for empty in ([], ()):
+        out = tf.stack(empty)
+        assert out.dtype == tf.float32 and out.shape == (0,)
+
+
+def test_stack_keeps_the_dtypes_of_arrays_and_tensors():
+    assert tf.stack([np.array([1.0, 2.0]), np.array([3.0, 4.0])]).dtype == tf.float64
+    assert tf.stack([np.float64(1.0), 2]).dtype == tf.float64
+    assert tf.stack([tf.constant(1.0), 2]).dtype == tf.float32
+    # an integral float axis is read as an int (TensorFlow: shape (1, 2))
+    assert tf.stack([tf.constant([1.0]), tf.constant([2.0])], axis=1.0).shape == (1, 2)
+
+
+def test_pad_with_a_plain_zero_pads_with_the_dtype_zero(compiled):
+    np.testing.assert_array_equal(tf.pad(tf.constant([True]), [[1, 1]]).numpy(),
+                                  [False, True, False])
+    np.testing.assert_array_equal(
+        tf.pad(tf.constant([[True, False]]), [[1, 0], [0, 1]]).numpy(),
+        [[False, False, False], [True, False, False]])
+    out = tf.pad(tf.constant([1, 2]), [[1, 1]], constant_values=0.0)
+    assert out.dtype == tf.int32
+    np.testing.assert_array_equal(out.numpy(), [0, 1, 2, 0])
+    padded = compiled(tf.function(lambda b: tf.pad(b, [[1, 1]])), tf.constant([True, False]))
+    np.testing.assert_array_equal(padded.numpy(), [False, True, False, False])
+
+
+@pytest.mark.parametrize("axis, shape", [
+    ([0], (1, 2)), ([1], (2, 1)), ((-1,), (2, 1)), (np.array([0]), (1, 2)),
+    (tf.constant([0]), (1, 2)), (tf.constant([[0]]), (1, 2)), (np.int64(1), (2, 1)),
+])
+def test_expand_dims_takes_an_axis_holding_one_value(axis, shape):
+    v = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        tape.watch(v)
+        y = tf.expand_dims(v, axis)
+        loss = tf.reduce_sum(y * tf.reshape(tf.constant([3.0, 4.0]), shape))
+    assert y.shape == shape
+    np.testing.assert_array_equal(tape.gradient(loss, v).numpy(), [3.0, 4.0])
+
+
+def test_transpose_with_negative_perm_entries(compiled):
+    x = tf.reshape(tf.range(6.0), [2, 3])
+    want = [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+    np.testing.assert_array_equal(tf.transpose(x, [-1, 0]).numpy(), want)
+    assert tf.transpose(tf.ones([2, 3, 4]), [-1, 0, 1]).shape == (4, 2, 3)
+    out = compiled(tf.function(lambda v: tf.transpose(v, [-1, -2])), x)
+    np.testing.assert_array_equal(out.numpy(), want)
+    # TensorFlow 2.21's gradient fails here (InvertPermutation of [-1, 0]); tapeflow's is
+    # the transpose of the incoming gradient.
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = tf.reduce_sum(tf.transpose(x, [-1, 0]) * tf.constant([[1.0, 2.0], [3.0, 4.0],
+                                                                     [5.0, 6.0]]))
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(),
+                                  [[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]])
+
+
+@pytest.mark.parametrize("shape, target, want", [
+    ((0, 3), [0, -1], (0, 3)),
+    ((0, 3), [-1, 0], (3, 0)),
+    ((0, 3), [0, -1, 5], (0, 0, 5)),
+    ((0, 3), [0, 0, -1], (0, 0, 3)),
+    ((3, 0, 2), [0, -1], (0, 6)),
+    ((0,), [-1, 0], (1, 0)),
+    ((0, 3), [2, -1], (2, 0)),  # no 0 requested: the -1 is 0, as before
+    ((3, 0, 2), [-1, 4], (0, 4)),
+])
+def test_reshape_of_an_empty_tensor_sizes_the_minus_one_as_tensorflow(shape, target, want,
+                                                                      compiled):
+    # TensorFlow leaves zero sizes out of the product, and the input's zero dimensions
+    # out of its count when the requested shape has a 0.
+    z = tf.zeros(shape)
+    with tf.GradientTape() as tape:
+        tape.watch(z)
+        y = tf.reshape(z, target)
+        total = tf.reduce_sum(y)
+    assert y.shape == want
+    assert tape.gradient(total, z).shape == shape
+    assert compiled(tf.function(lambda v: tf.reshape(v, target)), z).shape == want
+
+
+def test_activations_take_tensorflows_features_keyword():
+    x = tf.constant([-1.5, 0.0, 2.0])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        outs = [tf.nn.relu(features=x), tf.nn.elu(features=x), tf.nn.softplus(features=x)]
+    want = [[0.0, 0.0, 2.0], [-0.7768698334693909, 0.0, 2.0],
+            [0.20141328871250153, 0.6931471824645996, 2.1269280910491943]]
+    grads = [[0.0, 0.0, 1.0], [0.22313016653060913, 1.0, 1.0],
+             [0.18242551386356354, 0.5, 0.8807970881462097]]
+    for out, w, g in zip(outs, want, grads):
+        np.testing.assert_allclose(out.numpy(), w, rtol=1e-6)
+        np.testing.assert_allclose(tape.gradient(out, x).numpy(), g, rtol=1e-6)
+    np.testing.assert_allclose(tf.math.softplus(features=[0.0]).numpy(), [0.6931472],
+                               rtol=1e-6)
+
+
+# -- operators on bool tensors: `*` multiplies as int32, `^` is logical_xor --------------------
+
+A = [True, False, True, False]
+B = [True, True, False, False]
+
+
+@pytest.mark.parametrize("expr, want", [
+    (lambda a, b: a ^ b, [False, True, True, False]),
+    (lambda a, b: a * b, [True, False, False, False]),
+    (lambda a, b: a * 2.5, [True, False, True, False]),  # 2.5 cast to int32 is 2
+    (lambda a, b: a * tf.constant([0.5, 1.5, 2.0, 0.0]), [False, False, True, False]),
+    (lambda a, b: tf.constant([0.5, 1.5, -1.0, 3.0]) * a, [False, False, True, False]),
+    (lambda a, b: True ^ a, [False, True, False, True]),
+    (lambda a, b: a ^ False, [True, False, True, False]),
+    (lambda a, b: a & b, [True, False, False, False]),
+    (lambda a, b: a | b, [True, True, True, False]),
+    (lambda a, b: ~a, [False, True, False, True]),
+    (lambda a, b: np.array([2, 3, 0, 1]) * a, [True, False, False, False]),
+    (lambda a, b: tf.Variable(A) * b, [True, False, False, False]),
+])
+def test_bool_operators_as_tensorflow(expr, want, compiled):
+    a, b = tf.constant(A), tf.constant(B)
+    out = expr(a, b)
+    assert out.dtype == tf.bool
+    np.testing.assert_array_equal(out.numpy(), want)
+    if "Variable" not in expr.__code__.co_names:
+        np.testing.assert_array_equal(compiled(tf.function(expr), a, b).numpy(), want)
+
+
+def test_reflected_bool_product_converts_the_python_operand_first():
+    # TensorFlow 2.21: TypeError "Cannot convert 2.5 to EagerTensor of dtype bool" (the
+    # left operand is converted to the tensor's dtype), while `t * 2.5` works.
+    for left in (2.5, 3, [1, 0]):
+        with pytest.raises(TypeError, match="to EagerTensor of dtype bool"):
+            left * tf.constant([True, False])
+
+
+def test_bool_product_feeds_a_gradient_as_a_constant():
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(tf.cast(tf.constant([True, False]) * x, tf.float32) * x)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [1.0, 0.0])  # TF 2.21
+
+
+def test_argmax_output_type_must_be_an_integer_type():
+    # TensorFlow: InvalidArgumentError, "Value for attr 'output_type' of float ..."
+    with pytest.raises(tf.errors.InvalidArgumentError, match="output_type"):
+        tf.argmax(tf.constant([1.0, 2.0]), output_type=tf.float32)
+
+
+def test_logical_xor():
+    got = tf.math.logical_xor(tf.constant([True, False, True]), tf.constant([True, True, False]))
+    np.testing.assert_array_equal(got.numpy(), [False, True, True])

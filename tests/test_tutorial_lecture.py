@@ -2,8 +2,10 @@
 
 Each test runs one eager cell of ../shared/seeds/004_*.txt as written, with
 `import tapeflow as tf` and numpy as np, and checks the output the page shows:
-reprs, shapes, dtypes and exception classes. Cells that are pure Python/NumPy, the
-`tnp.experimental_enable_numpy_behavior()` cells and IPython help (`?`) are not here.
+reprs, shapes, dtypes and exception classes. Cells that are pure Python/NumPy and
+IPython help (`?`) are not here. The `tnp.experimental_enable_numpy_behavior()` cells run
+with NumPy behaviour switched off again afterwards (the page keeps it on; TensorFlow has
+no way back, tapeflow's tests need one).
 """
 # ruff: noqa: B018, RUF059  (tutorial code is kept as the page writes it)
 
@@ -282,6 +284,30 @@ def test_variable_has_no_reshape_method():
     # AttributeError: 'ResourceVariable' object has no attribute 'reshape'
     with pytest.raises(AttributeError):
         tf.Variable([1,2,3,4]).reshape(2,2)
+
+
+@pytest.fixture
+def tnp_cell():
+    """The page's cell `import tensorflow.experimental.numpy as tnp;
+    tnp.experimental_enable_numpy_behavior()`, undone after the test."""
+    import tapeflow.experimental.numpy as tnp
+    tnp.experimental_enable_numpy_behavior()
+    yield tnp
+    tnp._disable_numpy_behavior()
+
+
+def test_tnp_promotes_int_and_float_variables(tnp_cell):
+    # - 알아서 형 변환 (the error above is gone)
+    assert repr(tf.Variable([1,2]) + tf.Variable([3.14,3.14])) == (
+        "<tf.Tensor: shape=(2,), dtype=float64, numpy=array([4.1400001, 5.1400001])>")
+
+
+def test_tnp_gives_variables_no_reshape_method(tnp_cell):
+    # - .reshape 메소드: AttributeError: 'ResourceVariable' object has no attribute
+    # 'reshape' (이건 tnp에서 되지 않음); a Tensor has it now
+    with pytest.raises(AttributeError, match="reshape"):
+        tf.Variable([1,2,3,4]).reshape(2,2)
+    assert tf.constant([1,2,3,4]).reshape(2,2).shape == (2, 2)
 
 
 def test_concat_variables():

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
+import tapeflow.experimental.numpy as tnp
 
 # -- repr / str ------------------------------------------------------------------------
 
@@ -826,3 +827,369 @@ def test_dtype_hint_does_not_leak_into_dtype():
         tf.convert_to_tensor(1.5, dtype=tf.int32)
     assert tf.convert_to_tensor(7, dtype_hint=tf.float32).dtype == tf.float32
     assert tf.convert_to_tensor(7).dtype == tf.int32
+
+
+# -- NumPy behaviour: tf.experimental.numpy (tnp) ----------------------------------------
+# Every expected dtype and value below is what TensorFlow 2.21 printed for the same call.
+
+
+@pytest.fixture
+def numpy_behavior():
+    """TensorFlow's NumPy behaviour for one test. TensorFlow has no way back; tapeflow's
+    private one restores the default for the rest of the suite."""
+    tnp.experimental_enable_numpy_behavior()
+    yield tnp
+    tnp._disable_numpy_behavior()
+
+
+@pytest.fixture
+def numpy_behavior_f32():
+    tnp.experimental_enable_numpy_behavior(prefer_float32=True)
+    yield tnp
+    tnp._disable_numpy_behavior()
+
+
+def test_tnp_is_tf_experimental_numpy():
+    assert tf.experimental.numpy is tnp
+    assert tnp.float32 is np.float32 and tnp.ndarray is tf.Tensor and tnp.newaxis is None
+
+
+DTYPES = ["int32", "int64", "float32", "float64", "bool", "float16"]
+
+
+def _operand(name):
+    if name == "bool":
+        return tf.constant([True, False])
+    return tf.constant([3, 2], getattr(tf, name))
+
+
+# `a + b` for a, b in DTYPES (rows a, columns b); IAE: InvalidArgumentError (AddV2 has
+# no bool kernel). `*`, `//` and `-` follow the same table (bool * bool is bool: the
+# operator multiplies as int32); `/` gives float64 for integers, as without the mode.
+PROMOTED = {
+    "int32": "int32 int64 float64 float64 int32 float64",
+    "int64": "int64 int64 float64 float64 int64 float64",
+    "float32": "float64 float64 float32 float64 float32 float32",
+    "float64": "float64 float64 float64 float64 float64 float64",
+    "bool": "int32 int64 float32 float64 IAE float16",
+    "float16": "float64 float64 float32 float64 float16 float16",
+}
+
+
+@pytest.mark.parametrize("a", DTYPES)
+@pytest.mark.parametrize("b", DTYPES)
+def test_operators_promote_as_numpy(a, b, numpy_behavior):
+    want = PROMOTED[a].split()[DTYPES.index(b)]
+    x, y = _operand(a), _operand(b)
+    if want == "IAE":
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"\[Op:AddV2\]"):
+            x + y
+        return
+    total = x + y
+    assert total.dtype.name == want
+    np.testing.assert_array_equal(total.numpy(), np.asarray(x) + np.asarray(y))
+    assert (x * y).dtype.name == want
+    np.testing.assert_array_equal((x < y).numpy(), np.asarray(x) < np.asarray(y))
+    divisor = tf.constant([True, True]) if b == "bool" else y  # no division by False
+    assert (x / divisor).dtype.name == ("float64" if want in ("int32", "int64") else want)
+
+
+# `t + s` for a Python int, float, bool and NumPy float64, float32, int64 scalar s (the
+# same with s on the left). Python scalars are "weak" (NumPy 2's rule); with
+# prefer_float32 a Python float (and a NumPy float64 scalar, as in TensorFlow) is float32.
+SCALARS = [2, 2.5, True, np.float64(2.5), np.float32(2.5), np.int64(2)]
+WITH_SCALARS = {
+    False: {
+        "int32": "int32 float64 int32 float64 float64 int64",
+        "int64": "int64 float64 int64 float64 float64 int64",
+        "float32": "float32 float32 float32 float64 float32 float64",
+        "float64": "float64 float64 float64 float64 float64 float64",
+        "bool": "int64 float64 IAE float64 float32 int64",
+        "float16": "float16 float16 float16 float64 float32 float64",
+    },
+    True: {
+        "int32": "int32 float64 int32 float64 float64 int64",
+        "int64": "int64 float64 int64 float64 float64 int64",
+        "float32": "float32 float32 float32 float32 float32 float64",
+        "float64": "float64 float64 float64 float64 float64 float64",
+        "bool": "int64 float32 IAE float32 float32 int64",
+        "float16": "float16 float32 float16 float32 float32 float64",
+    },
+}
+
+
+@pytest.mark.parametrize("prefer_float32", [False, True])
+@pytest.mark.parametrize("a", DTYPES)
+def test_operators_promote_python_and_numpy_scalars(a, prefer_float32):
+    tnp.experimental_enable_numpy_behavior(prefer_float32=prefer_float32)
+    try:
+        x = _operand(a)
+        for s, want in zip(SCALARS, WITH_SCALARS[prefer_float32][a].split()):
+            if want == "IAE":
+                with pytest.raises(tf.errors.InvalidArgumentError):
+                    x + s
+                continue
+            for total in (x + s, s + x):
+                assert total.dtype.name == want, (a, s)
+                np.testing.assert_allclose(total.numpy(), np.asarray(x) + s)
+    finally:
+        tnp._disable_numpy_behavior()
+
+
+def test_variables_promote_as_the_tutorial_shows(numpy_behavior):
+    # seed 004: array([4.1400001, 5.1400001]) as float64 (3.14 is read as float32 first)
+    total = tf.Variable([1, 2]) + tf.Variable([3.14, 3.14])
+    assert total.dtype == tf.float64
+    np.testing.assert_array_equal(total.numpy(), [4.140000104904175, 5.140000104904175])
+    assert (tf.Variable([1.0, 2.0]) + tf.Variable([3.14, 3.14])).dtype == tf.float32
+    assert (tf.Variable([1, 2]) * 2.5).dtype == tf.float64
+
+
+def test_promotion_covers_operators_only(numpy_behavior):
+    # tf.add and friends still never promote (TensorFlow 2.21: InvalidArgumentError).
+    ints, floats = tf.constant([1, 2]), tf.constant([1.5, 2.5])
+    for fn in (tf.add, tf.multiply, tf.maximum, tf.less):
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            fn(ints, floats)
+    np.testing.assert_array_equal((ints == tf.constant([1.0, 2.5])).numpy(), [True, False])
+    np.testing.assert_array_equal((ints != tf.constant([1.0, 2.5])).numpy(), [False, True])
+    sums = ints + [1.5, 2.5]  # a list is read as NumPy would (TF: float64 [2.5, 4.5])
+    assert sums.dtype == tf.float64
+    np.testing.assert_array_equal(sums.numpy(), [2.5, 4.5])
+    assert (ints + (1, 2)).dtype == tf.int32
+    assert (tf.constant([1, 2], tf.uint8) + tf.constant([1, 2], tf.int8)).dtype == tf.int16
+    assert (ints == None) is False and (ints != None) is True
+
+
+def test_matmul_operator_is_numpys_matmul(numpy_behavior):
+    v = tf.constant([1.0, 2.0])
+    assert float(v @ v) == 5.0  # TF 2.21: float32 5.0
+    out = tf.constant([[1, 2]]) @ tf.constant([[1.5], [2.5]])
+    assert out.dtype == tf.float64 and out.numpy().tolist() == [[6.5]]
+    assert (tf.ones([3, 2, 3]) @ tf.ones([3])).shape == (3, 2)
+    assert (tf.ones([3]) @ tf.ones([4, 3, 2])).shape == (4, 2)
+    with pytest.raises(ValueError, match="Matrix size-incompatible"):
+        tf.ones([2, 3]) @ tf.ones([2, 3])
+
+
+def test_promoted_operators_are_differentiable_and_traceable(numpy_behavior):
+    x = tf.Variable([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(x * tf.constant([1, 2]) + 2.5)
+    assert y.dtype == tf.float64 and float(y) == 10.0
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [1.0, 2.0])
+    f = tf.function(lambda a, b: (a * b + 1, a @ b))
+    prod, dot = f(tf.constant([1, 2]), tf.constant([1.5, 2.5]))
+    assert prod.dtype == tf.float64 and prod.numpy().tolist() == [2.5, 6.0]
+    assert dot.dtype == tf.float64 and float(dot) == 6.5
+
+
+def test_numpy_methods_exist_only_with_numpy_behavior():
+    t = tf.constant([[1, 2], [3, 4]])
+    for name in ("T", "reshape", "astype", "ravel", "clip", "size", "tolist", "data"):
+        with pytest.raises(AttributeError, match="experimental_enable_numpy_behavior"):
+            getattr(t, name)
+    with pytest.raises(TypeError, match="__round__"):
+        round(tf.constant(2.5))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        t + tf.constant([[1.5]])
+
+
+def test_numpy_methods(numpy_behavior):
+    t = tf.constant([[1, 2], [3, 4]])
+    assert t.T.numpy().tolist() == [[1, 3], [2, 4]]
+    assert tf.ones([2, 3, 4]).T.shape == (4, 3, 2)
+    for shaped in (t.reshape(4), t.reshape((4,)), t.reshape([2, -1]).reshape(-1),
+                   t.ravel(), t.flatten()):
+        assert shaped.numpy().tolist() == [1, 2, 3, 4]
+    assert t.reshape(1, 4).shape == (1, 4)
+    assert t.reshape(4, order="F").numpy().tolist() == [1, 3, 2, 4]
+    assert t.flatten("F").numpy().tolist() == [1, 3, 2, 4]
+    with pytest.raises(ValueError, match="Unsupported arguments"):
+        t.reshape(newshape=(4,))
+    assert t.transpose().numpy().tolist() == [[1, 3], [2, 4]]
+    assert t.transpose((1, 0)).numpy().tolist() == [[1, 3], [2, 4]]
+    assert t.astype(tf.float32).dtype == tf.float32
+    assert t.astype(np.float64).dtype == tf.float64 and t.astype("int64").dtype == tf.int64
+    assert t.astype(bool).dtype == tf.bool
+    assert t.tolist() == [[1, 2], [3, 4]] and tf.constant(3.5).tolist() == 3.5
+    assert t.data is t
+    assert t.size == 4 and isinstance(t.size, np.int64)
+    assert tf.ones([0, 3]).size == 0
+    assert t.ndim == 2
+
+
+@pytest.mark.parametrize("expr, dtype, want", [
+    (lambda: tf.constant([1, 5]).clip(2, 3), "int32", [2, 3]),
+    (lambda: tf.constant([1.0, 5.0]).clip(2, 3), "float32", [2.0, 3.0]),
+    (lambda: tf.constant([1, 5]).clip(2.5, 3), "float64", [2.5, 3.0]),
+    (lambda: tf.constant([1, 5]).clip(None, 3), "int32", [1, 3]),
+    (lambda: tf.constant([1.0, 5.0]).clip(2, None), "float32", [2.0, 5.0]),
+    (lambda: tf.constant([[1, 2], [3, 4]]).clip([1, 2], 3), "int32", [[1, 2], [3, 3]]),
+    (lambda: tf.constant([1.0, 2.0]).clip(tf.constant([[0.0], [1.5]]), 3.0), "float32",
+     [[1.0, 2.0], [1.5, 2.0]]),
+    (lambda: tf.constant([1, 2]).clip(np.float32(1.5), 3), "float64", [1.5, 2.0]),
+    (lambda: tf.constant([[1, 2], [3, 4]]).max(), "int32", 4),
+    (lambda: tf.constant([[1, 2], [3, 4]]).max(axis=0), "int32", [3, 4]),
+    (lambda: tf.constant([[1, 2], [3, 4]]).max(keepdims=True), "int32", [[4]]),
+    (lambda: tf.constant([[1, 2], [3, 4]]).min(0), "int32", [1, 2]),
+    (lambda: tf.constant([True, False]).max(), "bool", True),
+    (lambda: tf.constant([True, False]).min(), "bool", False),
+    (lambda: tf.constant([[1, 2], [3, 4]]).mean(), "float64", 2.5),
+    (lambda: tf.constant([[1.0, 2.0], [3.0, 4.0]]).mean(axis=1), "float32", [1.5, 3.5]),
+    (lambda: tf.constant([[1, 2], [3, 4]]).mean(axis=0, keepdims=True), "float64",
+     [[2.0, 3.0]]),
+    (lambda: tf.constant([[1, 2], [3, 4]]).mean(dtype=tnp.int32), "int32", 2),
+    (lambda: tf.constant([True, False]).mean(), "float64", 0.5),
+    (lambda: round(tf.constant([1.5, 2.5])), "float32", [2.0, 2.0]),
+    (lambda: round(tf.constant(2.5)), "float32", 2.0),
+    (lambda: round(tf.constant([1.25, 2.5]), 1), "float32", [1.2000000476837158, 2.5]),
+    (lambda: round(tf.constant([1.25, 2.5], tf.float64), 1), "float64", [1.2, 2.5]),
+    # TensorFlow's factor 10**-1 is a float32 0.1: 25 * 0.1 rounds to 3, and 3 / 0.1
+    # truncates to 29.
+    (lambda: round(tf.constant([1, 25, 14, 35]), -1), "int32", [0, 29, 9, 39]),
+])
+def test_numpy_method_values(expr, dtype, want, numpy_behavior):
+    out = expr()
+    assert out.dtype.name == dtype
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
+def test_numpy_method_errors(numpy_behavior):
+    t = tf.constant([[1, 2], [3, 4]])
+    with pytest.raises(ValueError, match="Not more than one of `a_min` and `a_max`"):
+        t.clip(None, None)
+    with pytest.raises(ValueError, match="Setting out is not supported"):
+        t.mean(out=1)
+    with pytest.raises(ValueError, match="Unsupported order argument X"):
+        t.reshape([4], order="X")
+    with pytest.raises(TypeError):
+        t.transpose(1, 0)
+
+
+def test_variables_get_no_numpy_methods(numpy_behavior):
+    # seed 004: AttributeError: 'ResourceVariable' object has no attribute 'reshape'
+    v = tf.Variable([1, 2, 3, 4])
+    for name in ("reshape", "T", "astype", "tolist", "size"):
+        with pytest.raises(AttributeError):
+            getattr(v, name)
+
+
+def test_dtype_conversion_modes():
+    with pytest.raises(ValueError, match="promotion mode bogus does not exist"):
+        tnp.experimental_enable_numpy_behavior(dtype_conversion_mode="bogus")
+    with pytest.raises(NotImplementedError, match="safe"):
+        tnp.experimental_enable_numpy_behavior(dtype_conversion_mode="safe")
+    tnp.experimental_enable_numpy_behavior(dtype_conversion_mode="off")
+    try:  # methods, but no promotion
+        assert tf.constant([1, 2]).reshape(2, 1).shape == (2, 1)
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            tf.constant([1, 2]) + tf.constant([1.5, 2.5])
+    finally:
+        tnp._disable_numpy_behavior()
+
+
+@pytest.mark.parametrize("expr, dtype, want", [
+    (lambda: tnp.array([1, 2]), "int64", [1, 2]),
+    (lambda: tnp.array([1, 2.5]), "float64", [1.0, 2.5]),
+    (lambda: tnp.array(2.5), "float64", 2.5),
+    (lambda: tnp.array([True, False]), "bool", [True, False]),
+    (lambda: tnp.array([True, 1]), "int64", [1, 1]),
+    (lambda: tnp.array([1, 2], dtype=tnp.float32), "float32", [1.0, 2.0]),
+    (lambda: tnp.array([1, 2], dtype="float32"), "float32", [1.0, 2.0]),
+    (lambda: tnp.array([1, 2], dtype=tf.float32), "float32", [1.0, 2.0]),
+    (lambda: tnp.array([1, 2], dtype=float), "float64", [1.0, 2.0]),
+    (lambda: tnp.array([1.7, -1.7], dtype=tnp.int32), "int32", [1, -1]),
+    (lambda: tnp.array(tf.constant([1, 2])), "int32", [1, 2]),
+    (lambda: tnp.array(tf.Variable([1, 2])), "int32", [1, 2]),
+    (lambda: tnp.array(np.array([1.0, 2.0], np.float32)), "float32", [1.0, 2.0]),
+    (lambda: tnp.array([1, np.float32(2.5)]), "float32", [1.0, 2.5]),
+    (lambda: tnp.array([tf.constant(1.5), 2]), "float32", [1.5, 2.0]),
+    (lambda: tnp.array([]), "float64", []),
+    (lambda: tnp.asarray([1, 2.5]), "float64", [1.0, 2.5]),
+    (lambda: tnp.asarray([[1.5], [2]]), "float64", [[1.5], [2.0]]),
+    (lambda: tnp.asarray(tf.constant([1, 2]), dtype=tnp.float64), "float64", [1.0, 2.0]),
+    (lambda: tnp.zeros([2]), "float64", [0.0, 0.0]),
+    (lambda: tnp.zeros((2, 3), dtype=tnp.int32), "int32", [[0] * 3] * 2),
+    (lambda: tnp.zeros(2), "float64", [0.0, 0.0]),
+    (lambda: tnp.ones([2]), "float64", [1.0, 1.0]),
+    (lambda: tnp.ones([2], dtype=bool), "bool", [True, True]),
+    (lambda: tnp.zeros_like([1, 2]), "int64", [0, 0]),
+    (lambda: tnp.zeros_like(tf.constant([1.0, 2.0]), dtype=tnp.int32), "int32", [0, 0]),
+    (lambda: tnp.ones_like([True]), "bool", [True]),
+    (lambda: tnp.arange(3), "int64", [0, 1, 2]),
+    (lambda: tnp.arange(0, 1, 0.25), "float64", [0.0, 0.25, 0.5, 0.75]),
+    (lambda: tnp.arange(5, 1, -1), "int64", [5, 4, 3, 2]),
+    (lambda: tnp.arange(5, 1), "int64", []),
+    (lambda: tnp.arange(tf.constant(3)), "int32", [0, 1, 2]),
+    (lambda: tnp.sum(tf.constant([1, 2])), "int64", 3),
+    (lambda: tnp.sum(tf.constant([1.0, 2.0])), "float32", 3.0),
+    (lambda: tnp.sum(tf.constant([True, False])), "int64", 1),
+    (lambda: tnp.sum(tf.constant([True, False]), dtype=bool), "bool", True),
+    (lambda: tnp.sum([1, 2]), "int64", 3),
+    (lambda: tnp.sum(tf.constant([[1, 2], [3, 4]]), axis=1), "int64", [3, 7]),
+    (lambda: tnp.sum(tf.constant([[1.0, 2.0], [3.0, 4.0]]), axis=0, keepdims=True),
+     "float32", [[4.0, 6.0]]),
+    (lambda: tnp.sum(tf.constant([1, 2]), dtype=tnp.float32), "float32", 3.0),
+    (lambda: tnp.mean(tf.constant([1, 2])), "float64", 1.5),
+    (lambda: tnp.mean(tf.constant([1.0, 2.0], tf.float16)), "float16", 1.5),
+    (lambda: tnp.mean([1.5, 2]), "float64", 1.75),
+    (lambda: tnp.mean(tf.constant([[1, 2], [3, 5]]), axis=0), "float64", [2.0, 3.5]),
+    (lambda: tnp.max([1, 3]), "int64", 3),
+    (lambda: tnp.amax(tf.constant([[1, 2], [3, 4]]), axis=0), "int32", [3, 4]),
+    (lambda: tnp.min(tf.constant([True, False])), "bool", False),
+    (lambda: tnp.amin([1.5, 0.5]), "float64", 0.5),
+    (lambda: tnp.exp(tf.constant([1, 2])), "float64", [2.718281828459045, 7.38905609893065]),
+    (lambda: tnp.exp(tf.constant([True])), "float64", [2.718281828459045]),
+    (lambda: tnp.exp(1), "float64", 2.718281828459045),
+    (lambda: tnp.exp(tf.constant([1.0], tf.float16)), "float16", [2.71875]),
+    (lambda: tnp.sqrt(tf.constant([1, 4])), "float64", [1.0, 2.0]),
+    (lambda: tnp.log([1.0, 2.0]), "float64", [0.0, 0.6931471805599453]),
+    (lambda: tnp.sin(2), "float64", 0.9092974268256817),
+    (lambda: tnp.cos([0, 1]), "float64", [1.0, 0.5403023058681398]),
+    (lambda: tnp.tanh(tf.constant([0.5], tf.float64)), "float64", [0.46211715726000974]),
+    (lambda: tnp.abs(tf.constant([-1, 2])), "int32", [1, 2]),
+    (lambda: tnp.abs([-1.5]), "float64", [1.5]),
+    (lambda: tnp.maximum(tf.constant([1, 5]), tf.constant([3.0, 2.0])), "float64",
+     [3.0, 5.0]),
+    (lambda: tnp.minimum(tf.constant([True, False]), True), "bool", [True, False]),
+    (lambda: tnp.clip(tf.constant([1, 5]), 2, 3), "int32", [2, 3]),
+    (lambda: tnp.matmul([[1, 2]], [[3], [4]]), "int64", [[11]]),
+    (lambda: tnp.matmul(tf.ones([2, 3]), [1, 2, 3]), "float32", [6.0, 6.0]),
+    (lambda: tnp.reshape([1, 2, 3, 4], (2, 2)), "int64", [[1, 2], [3, 4]]),
+    (lambda: tnp.reshape([1, 2, 3, 4], (2, 2), order="F"), "int64", [[1, 3], [2, 4]]),
+    (lambda: tnp.reshape(tf.constant([1, 2, 3, 4]), -1), "int32", [1, 2, 3, 4]),
+    (lambda: tnp.ravel([[1, 2], [3, 4]]), "int64", [1, 2, 3, 4]),
+    (lambda: tnp.transpose([[1.0, 2.0]]), "float64", [[1.0], [2.0]]),
+    (lambda: tnp.transpose(tf.constant([[1, 2]]), axes=[1, 0]), "int32", [[1], [2]]),
+])
+def test_tnp_functions(expr, dtype, want):
+    out = expr()
+    assert out.dtype.name == dtype
+    np.testing.assert_allclose(np.asarray(out, dtype=np.float64), want, rtol=1e-7)
+
+
+@pytest.mark.parametrize("expr, dtype", [
+    (lambda: tnp.array([1, 2.5]), "float32"),
+    (lambda: tnp.asarray(2.5), "float32"),
+    (lambda: tnp.array(np.float64(2.5)), "float32"),  # a float64 scalar too, as TF
+    (lambda: tnp.array([1, 2]), "int64"),
+    (lambda: tnp.zeros([2]), "float64"),  # dtype=float is NumPy's float64 still
+    (lambda: tnp.zeros([2], dtype=None), "float32"),
+    (lambda: tnp.zeros_like([1.0, 2.0]), "float32"),
+    (lambda: tnp.arange(0, 1, 0.25), "float32"),
+    (lambda: tnp.mean(tf.constant([1, 2])), "float64"),  # integers average in float64
+    (lambda: tnp.exp(tf.constant([1, 2])), "float64"),
+    (lambda: tnp.exp(2.5), "float32"),
+    (lambda: tnp.sum([1.5, 2]), "float32"),
+])
+def test_tnp_functions_prefer_float32(expr, dtype, numpy_behavior_f32):
+    assert expr().dtype.name == dtype
+
+
+def test_tnp_result_type():
+    assert tnp.result_type(np.int32, 2.5) == tf.float64
+    assert tnp.result_type(tf.constant([1]), 2.5) == tf.float64
+    assert tnp.result_type(tf.int32, tf.float32) == tf.float64
+    assert tnp.result_type(1, True) == tf.int64
+    assert tnp.result_type([1, 2.5]) == tf.float64

@@ -32,3 +32,9 @@ class OutOfRangeError(OpError):
 
 class FailedPreconditionError(OpError):
     """The system is not in a state to run the op (an uninitialized value)."""
+
+
+class OperatorNotAllowedInGraphError(TypeError):
+    """A symbolic Tensor used where Python needs its value (as a `bool`, or iterated)
+    while a tf.function is traced. A TypeError, as in TensorFlow, so `except TypeError`
+    catches it too."""

@@ -1,6 +1,7 @@
 """Tensor and TensorShape: immutable NumPy-backed values with TensorFlow's operators."""
 
 import itertools
+import types
 
 import numpy as np
 
@@ -90,58 +91,135 @@ def _numpy_text(value, is_repr):
     return "\n" + text if "\n" in text else text
 
 
+# -- TensorFlow's NumPy behaviour ----------------------------------------------------------
+# tf.experimental.numpy.experimental_enable_numpy_behavior() turns it on for the whole
+# process, as in TensorFlow (which has no way back). While it is off both hooks are None,
+# and an operator pays one global read for it.
+_numpy_promote = None  # (x, y) -> (x, y) of one dtype, NumPy's promotion for operators
+_numpy_methods = None  # name -> function(tensor, ...): the methods TF then adds to Tensor
+
+
+def set_numpy_behavior(promote, methods):
+    """Installs TensorFlow's NumPy behaviour (or, with None and None, removes it: tests
+    do). Called by tapeflow.experimental.numpy, which holds the promotion and methods."""
+    global _numpy_promote, _numpy_methods
+    _numpy_promote, _numpy_methods = promote, methods
+
+
+class _NumpyMethod:
+    """A Tensor method (or property, as `.T`) that TensorFlow adds to tf.Tensor once NumPy
+    behaviour is enabled: before that it does not exist (AttributeError), as in
+    TensorFlow. Variables never get it."""
+
+    __slots__ = ("is_property", "name")
+
+    def __init__(self, is_property=False):
+        self.is_property = is_property
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        if _numpy_methods is None:
+            raise AttributeError(
+                f"{type(obj).__name__} object has no attribute '{self.name}'. If you are "
+                f"looking for numpy-related methods, please run the following: "
+                f"tf.experimental.numpy.experimental_enable_numpy_behavior()")
+        fn = _numpy_methods[self.name]
+        return fn(obj) if self.is_property else types.MethodType(fn, obj)
+
+
 class _Operators:
-    """Python operators shared by Tensor and Variable; each calls a public op."""
+    """Python operators shared by Tensor and Variable; each calls a public op.
+
+    With TensorFlow's NumPy behaviour on (`_numpy_promote` set, see below), a binary
+    operator first brings its operands to one dtype, as TensorFlow's operators then do;
+    the tf.* functions themselves never promote.
+    """
 
     __slots__ = ()
     __array_priority__ = 100
 
     def __add__(self, other):
+        if _numpy_promote:
+            return _ops.add(*_numpy_promote(self, other))
         return _ops.add(self, other)
 
     def __radd__(self, other):
+        if _numpy_promote:
+            return _ops.add(*_numpy_promote(other, self))
         return _ops.add(other, self)
 
     def __sub__(self, other):
+        if _numpy_promote:
+            return _ops.subtract(*_numpy_promote(self, other))
         return _ops.subtract(self, other)
 
     def __rsub__(self, other):
+        if _numpy_promote:
+            return _ops.subtract(*_numpy_promote(other, self))
         return _ops.subtract(other, self)
 
     def __mul__(self, other):
-        return _ops.multiply(self, other)
+        if _numpy_promote:
+            return _ops.multiply_operator(*_numpy_promote(self, other))
+        return _ops.multiply_operator(self, other)
 
     def __rmul__(self, other):
-        return _ops.multiply(other, self)
+        if _numpy_promote:
+            return _ops.multiply_operator(*_numpy_promote(other, self))
+        return _ops.multiply_operator(other, self)
 
     def __truediv__(self, other):
+        if _numpy_promote:
+            return _ops.truediv(*_numpy_promote(self, other))
         return _ops.truediv(self, other)
 
     def __rtruediv__(self, other):
+        if _numpy_promote:
+            return _ops.truediv(*_numpy_promote(other, self))
         return _ops.truediv(other, self)
 
     def __floordiv__(self, other):
+        if _numpy_promote:
+            return _ops.floordiv(*_numpy_promote(self, other))
         return _ops.floordiv(self, other)
 
     def __rfloordiv__(self, other):
+        if _numpy_promote:
+            return _ops.floordiv(*_numpy_promote(other, self))
         return _ops.floordiv(other, self)
 
     def __mod__(self, other):
+        if _numpy_promote:
+            return _ops.floormod(*_numpy_promote(self, other))
         return _ops.floormod(self, other)
 
     def __rmod__(self, other):
+        if _numpy_promote:
+            return _ops.floormod(*_numpy_promote(other, self))
         return _ops.floormod(other, self)
 
     def __pow__(self, other):
+        if _numpy_promote:
+            return _ops.pow(*_numpy_promote(self, other))
         return _ops.pow(self, other)
 
     def __rpow__(self, other):
+        if _numpy_promote:
+            return _ops.pow(*_numpy_promote(other, self))
         return _ops.pow(other, self)
 
     def __matmul__(self, other):
+        if _numpy_promote:  # NumPy's matmul (tnp.matmul): vectors too, promoted dtypes
+            return _numpy_methods["__matmul__"](self, other)
         return _ops.matmul(self, other)
 
     def __rmatmul__(self, other):
+        if _numpy_promote:
+            return _numpy_methods["__matmul__"](other, self)
         return _ops.matmul(other, self)
 
     def __neg__(self):
@@ -154,36 +232,66 @@ class _Operators:
         return _ops.abs(self)
 
     def __invert__(self):
-        return _ops.logical_not(self)
+        return _ops.invert_operator(self)
 
     def __and__(self, other):
-        return _ops.logical_and(self, other)
+        if _numpy_promote:
+            return _ops.and_operator(*_numpy_promote(self, other))
+        return _ops.and_operator(self, other)
 
     def __rand__(self, other):
-        return _ops.logical_and(other, self)
+        if _numpy_promote:
+            return _ops.and_operator(*_numpy_promote(other, self))
+        return _ops.and_operator(other, self)
 
     def __or__(self, other):
-        return _ops.logical_or(self, other)
+        if _numpy_promote:
+            return _ops.or_operator(*_numpy_promote(self, other))
+        return _ops.or_operator(self, other)
 
     def __ror__(self, other):
-        return _ops.logical_or(other, self)
+        if _numpy_promote:
+            return _ops.or_operator(*_numpy_promote(other, self))
+        return _ops.or_operator(other, self)
+
+    def __xor__(self, other):
+        if _numpy_promote:
+            return _ops.xor_operator(*_numpy_promote(self, other))
+        return _ops.xor_operator(self, other)
+
+    def __rxor__(self, other):
+        if _numpy_promote:
+            return _ops.xor_operator(*_numpy_promote(other, self))
+        return _ops.xor_operator(other, self)
 
     def __lt__(self, other):
+        if _numpy_promote:
+            return _ops.less(*_numpy_promote(self, other))
         return _ops.less(self, other)
 
     def __le__(self, other):
+        if _numpy_promote:
+            return _ops.less_equal(*_numpy_promote(self, other))
         return _ops.less_equal(self, other)
 
     def __gt__(self, other):
+        if _numpy_promote:
+            return _ops.greater(*_numpy_promote(self, other))
         return _ops.greater(self, other)
 
     def __ge__(self, other):
+        if _numpy_promote:
+            return _ops.greater_equal(*_numpy_promote(self, other))
         return _ops.greater_equal(self, other)
 
     def __eq__(self, other):
+        if _numpy_promote:
+            return _ops.tensor_equals(*_numpy_promote(self, other))
         return _ops.tensor_equals(self, other)
 
     def __ne__(self, other):
+        if _numpy_promote:
+            return _ops.tensor_not_equals(*_numpy_promote(self, other))
         return _ops.tensor_not_equals(self, other)
 
     def __getitem__(self, key):
@@ -247,6 +355,26 @@ class Tensor(_Operators):
 
     def experimental_ref(self):
         return self.ref()
+
+    # -- NumPy methods: only with NumPy behaviour on (tapeflow.experimental.numpy) -------
+    T = _NumpyMethod(is_property=True)
+    size = _NumpyMethod(is_property=True)
+    data = _NumpyMethod(is_property=True)
+    tolist = _NumpyMethod()
+    reshape = _NumpyMethod()
+    ravel = _NumpyMethod()
+    flatten = _NumpyMethod()
+    transpose = _NumpyMethod()
+    astype = _NumpyMethod()
+    clip = _NumpyMethod()
+    max = _NumpyMethod()
+    min = _NumpyMethod()
+    mean = _NumpyMethod()
+
+    def __round__(self, ndigits=None):
+        if _numpy_methods is None:
+            raise TypeError(f"type {type(self).__name__} doesn't define __round__ method")
+        return _numpy_methods["__round__"](self, ndigits)
 
     # -- Python protocol ------------------------------------------------------------
     def __repr__(self):
@@ -364,6 +492,35 @@ class Symbolic(ValuelessTensor):
             f"its value exists only when the function runs. Use tensor ops (tf.cond, "
             f"tf.where) instead, or call the function eagerly "
             f"(tf.config.run_functions_eagerly(True)).")
+
+    def _not_allowed_in_graph(self, what, advice):
+        """TensorFlow's OperatorNotAllowedInGraphError (a TypeError), naming the user's
+        line. `what` names this tensor where it says {tensor}."""
+        from .errors import OperatorNotAllowedInGraphError
+        from .graph.trace import user_location
+        tensor = f"({self.name}: {self.dtype.name}{list(self._shape)})"
+        raise OperatorNotAllowedInGraphError(
+            f"{what.format(tensor=tensor)} is not allowed inside a traced tf.function, at "
+            f"{user_location()}: {advice}")
+
+    def __bool__(self):
+        self._not_allowed_in_graph(
+            "Using a symbolic Tensor {tensor} as a Python bool",
+            "its value exists only when the function runs. In a function AutoGraph "
+            "converts, `if`, `while`, `and`, `or`, `not` and `a if c else b` on a tensor "
+            "become graph ops; otherwise use tf.cond, tf.where or tf.logical_and, or call "
+            "the function eagerly (tf.config.run_functions_eagerly(True)).")
+
+    def __iter__(self):
+        if not self._shape or self._shape[0] is None:
+            # Nothing to unroll over. A known leading dimension unrolls (`a, b = x`), as
+            # eagerly, where TensorFlow raises this error too.
+            what = "a scalar" if not self._shape else "a symbolic Tensor of unknown length"
+            self._not_allowed_in_graph(
+                f"Iterating over {what} {{tensor}}",
+                "loop with `for i in tf.range(tf.shape(x)[0])` in a function AutoGraph "
+                "converts, or use tf.while_loop or tf.unstack")
+        return super().__iter__()
 
     def __format__(self, spec):
         return format(str(self), spec)

@@ -90,6 +90,29 @@ ERRORS = [
      r"start >= limit when delta < 0.*\[Op:Range\]"),
     (lambda: creation.range(0.0, float("inf")), InvalidArgumentError, r"\[Op:Range\]"),
     (lambda: creation.range(float("nan"), 1.0), InvalidArgumentError, r"\[Op:Range\]"),
+    # TF 2.21 converts Python bounds to `dtype`: TypeError "Cannot convert 0.5 to
+    # EagerTensor of dtype int32" (no truncation)
+    (lambda: creation.range(0.5, 3.7, dtype=tf.int32), TypeError,
+     r"Cannot convert 0\.5 to EagerTensor of dtype int32"),
+    (lambda: creation.range(0, 3.5, dtype=tf.int64), TypeError, r"int64"),
+    # shapes holding Python floats: TypeError "Cannot convert [2.0, 2] to EagerTensor of
+    # dtype int32"; a float tensor shape, or Fill's float list: InvalidArgumentError
+    # ("Value for attr 'index_type' of float is not in the list of allowed values")
+    (lambda: creation.zeros([2.0, 2]), TypeError,
+     r"Cannot convert \[2\.0, 2\] to EagerTensor of dtype int32.*Zeros"),
+    (lambda: creation.ones((2, 2.0)), TypeError, r"Cannot convert.*Ones"),
+    (lambda: creation.zeros(2.0), TypeError, r"Cannot convert 2\.0"),
+    (lambda: creation.zeros(tf.constant([2.0, 2.0])), InvalidArgumentError,
+     r"float32.*\[Op:Zeros\]"),
+    (lambda: creation.fill([2.0], 1), InvalidArgumentError, r"index_type.*\[Op:Fill\]"),
+    # TF 2.21: TypeError "Arguments `num_rows` and `num_columns` must be positive integer
+    # values. Received: num_rows=2.5, num_columns=2.5"
+    (lambda: creation.eye(2.5), TypeError,
+     (r"`num_rows` and `num_columns` must be positive integer values. Received: "
+      r"num_rows=2\.5, num_columns=2\.5")),
+    (lambda: creation.eye(2, 2.5), TypeError, r"num_columns=2\.5"),
+    (lambda: creation.eye(np.float64(2)), TypeError, r"num_rows"),
+    (lambda: creation.eye(2, batch_shape=[2.0]), TypeError, r"Cannot convert \[2\.0\]"),
     # tf.linspace (TensorFlow 2.21's classes and messages; it is built from these ops)
     (lambda: creation.linspace(0.0, 1.0, 3.0), TypeError, r"num.*must be of type integer"),
     (lambda: creation.linspace(0.0, 1.0, tf.constant(3.0)), TypeError,

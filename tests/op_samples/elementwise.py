@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import tapeflow as tf
-from tapeflow.errors import InvalidArgumentError
+from tapeflow.errors import InvalidArgumentError, UnimplementedError
 from tapeflow.ops import elementwise as ew
 from tapeflow.ops.registry import OPS
 
@@ -303,6 +303,34 @@ ERRORS = [
      InvalidArgumentError, r"\[Op:ClipByValue\]"),
     (lambda: ew.clip_by_value(_c([1.0, 2.0]), _c(0), _c(1)), InvalidArgumentError,
      r"float32.*int32.*\[Op:ClipByValue\]"),
+    # TF 2.21: "Value for attr 'T' of bool is not in the list of allowed values"
+    (lambda: ew.clip_by_value(_c([True]), False, True), InvalidArgumentError,
+     r"bool.*\[Op:ClipByValue\]"),
+    # operators where TensorFlow's differs from its tf.* op. `*` with a bool multiplies as
+    # int32 (below, test_values); tf.multiply itself, and `+`, reject bool (TF 2.21)
+    (lambda: ew.multiply(_c([True]), _c([True])), InvalidArgumentError, r"bool.*\[Op:Mul\]"),
+    (lambda: _c([True]) + _c([True]), InvalidArgumentError, r"bool.*\[Op:AddV2\]"),
+    (lambda: _c([True, False]) * _c([True, True, False]), InvalidArgumentError,
+     r"Incompatible shapes: \[2\] vs. \[3\] \[Op:Mul\]"),
+    # `& | ^ ~` on non-bool tensors are TensorFlow's Bitwise* ops: floats are rejected as
+    # TF 2.21 does ("Value for attr 'T' of float is not in the list of allowed values:
+    # int8, ..."; "cannot compute BitwiseXor as input #1(zero-based) was expected to be
+    # a int32 tensor but is a bool tensor"); on integers TensorFlow computes them, and
+    # tapeflow, which has no kernel for them, says so.
+    (lambda: _c([1.5]) & _c([1.5]), InvalidArgumentError, r"float32.*\[Op:BitwiseAnd\]"),
+    (lambda: _c([1.5]) ^ 2, InvalidArgumentError, r"float32.*\[Op:BitwiseXor\]"),
+    (lambda: ~_c([1.5]), InvalidArgumentError, r"float32.*\[Op:Invert\]"),
+    (lambda: _c([6, 3]) ^ _c([True, False]), InvalidArgumentError,
+     r"cannot compute BitwiseXor as input #1.*int32.*bool.*\[Op:BitwiseXor\]"),
+    (lambda: _c([6, 3]) & _c([3, 1]), UnimplementedError, r"\[Op:BitwiseAnd\]"),
+    (lambda: 3 | _c([6, 3]), UnimplementedError, r"\[Op:BitwiseOr\]"),
+    (lambda: ~_c([6, 3], tf.int64), UnimplementedError, r"\[Op:Invert\]"),
+    # bool operands: TF 2.21 converts the other operand to bool ("Cannot convert 1 to
+    # EagerTensor of dtype bool"), or names LogicalOr for a tensor of another dtype
+    (lambda: _c([True]) ^ 1, TypeError, r"Cannot convert 1 to EagerTensor of dtype bool"),
+    (lambda: _c([True]) ^ _c([1]), InvalidArgumentError,
+     r"cannot compute LogicalOr as input #1.*\[Op:LogicalOr\]"),
+    (lambda: ew.logical_xor(_c([1, 0]), _c([1, 1])), InvalidArgumentError, r"\[Op:Logical"),
     # cast
     (lambda: ew.cast(_c([1.0]), "no_such_dtype"), TypeError, r"no_such_dtype"),
 ]

@@ -113,6 +113,13 @@ ERRORS = [
     (lambda: nn.log_softmax(_c([1, 2])), InvalidArgumentError, r"int32.*\[Op:LogSoftmax\]"),
     (lambda: nn.log_softmax(tf.ones([2, 3]), axis=-3), InvalidArgumentError,
      r"Received: dim=-3"),
+    # a float axis: TF 2.21's Transpose/Range ops reject it (InvalidArgumentError); a list
+    # is a TypeError ("'<=' not supported between instances of 'int' and 'list'")
+    (lambda: nn.softmax(tf.ones([2]), axis=0.5), InvalidArgumentError,
+     r"axis must be an integer, got 0\.5 \[Op:Softmax\]"),
+    (lambda: nn.log_softmax(tf.ones([2, 2]), axis=0.0), InvalidArgumentError,
+     r"\[Op:LogSoftmax\]"),
+    (lambda: nn.softmax(tf.ones([2]), axis=[0]), TypeError, r"Softmax: axis must be an integer"),
     (lambda: nn.softmax_cross_entropy_with_logits(tf.ones([2, 4]), tf.ones([2, 3])),
      InvalidArgumentError,
      (r"logits and labels must be broadcastable: logits_size=\[2,3\] labels_size=\[2,4\] "

@@ -107,6 +107,16 @@ ERRORS = [
     # an axis named twice (TensorFlow 2.21's message)
     (lambda: rd.reduce_sum(_c(_M), axis=[1, -1]), InvalidArgumentError,
      r"Invalid reduction arguments: Axes contains duplicate dimension: 1 \[Op:Sum\]"),
+    # axes that are not integers, as TF 2.21: a Python float is a TypeError ("Cannot
+    # convert 1.0 to EagerTensor of dtype int32"); float lists, float tensors and
+    # strings reach the op ("Value for attr 'Tidx' of float is not in the list of allowed
+    # values: int32, int64"); a nested list of ints works
+    (lambda: rd.reduce_sum(_c(_M), axis=1.0), TypeError,
+     r"Cannot convert 1\.0 to EagerTensor of dtype int32.*axis of Sum"),
+    (lambda: rd.reduce_mean(_c(_M), axis=[0.0]), InvalidArgumentError, r"\[Op:Mean\]"),
+    (lambda: rd.reduce_max(_c(_M), axis="0"), InvalidArgumentError, r"'0' \[Op:Max\]"),
+    (lambda: rd.reduce_min(_c(_M), axis=tf.constant(1.0)), InvalidArgumentError,
+     r"float32.*\[Op:Min\]"),
     # dtypes
     (lambda: rd.reduce_sum(_c([True, False])), InvalidArgumentError, r"bool.*\[Op:Sum\]"),
     (lambda: rd.reduce_min(_c([True, False])), InvalidArgumentError, r"bool.*\[Op:Min\]"),
@@ -114,7 +124,8 @@ ERRORS = [
     (lambda: rd.reduce_any(_c([1.0])), InvalidArgumentError, r"float32.*\[Op:Any\]"),
     (lambda: rd.reduce_logsumexp(_c([1, 2])), InvalidArgumentError, r"int32"),
     (lambda: rd.cumprod(_c([True])), InvalidArgumentError, r"bool.*\[Op:Cumprod\]"),
-    (lambda: rd.argmax(_c([1.0]), output_type=tf.float32), TypeError, r"output_type"),
+    (lambda: rd.argmax(_c([1.0]), output_type=tf.float32), InvalidArgumentError,
+     r"output_type.*\[Op:ArgMax\]"),
 ]
 
 __all__ = ["ERRORS", "SAMPLES"]

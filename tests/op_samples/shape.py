@@ -252,7 +252,7 @@ def _tensor_scatter_add(draw):
 
 
 def _where(draw):
-    shape = shapes(draw)
+    shape = shapes(draw, min_dims=1)  # TensorFlow's Where rejects a scalar (ERRORS below)
     if draw(st.booleans()):
         return Case([bools(draw, shape)])
     return Case([ints(draw, shape, -1, 2)])
@@ -325,23 +325,57 @@ ERRORS = [
      r"requested shape requires a multiple of 4 \[Op:Reshape\]"),
     (lambda: sh.reshape(_c(_M), [-1, -1]), InvalidArgumentError,
      r"Only one input size may be -1.*\[Op:Reshape\]"),
-    (lambda: sh.reshape(_c(_M), [2.5]), TypeError, r"shape"),
+    # A shape holding floats reaches TensorFlow's op as a float tensor: "Value for attr
+    # 'Tshape' of float is not in the list of allowed values: int32, int64" (TF 2.21).
+    (lambda: sh.reshape(_c(_M), [2.5]), InvalidArgumentError, r"shape.*\[Op:Reshape\]"),
+    (lambda: sh.reshape(_c(_M), [2.0, 3]), InvalidArgumentError, r"\[2\.0, 3\].*\[Op:Reshape\]"),
+    (lambda: sh.reshape(_c(_M), tf.constant([2.0, 3.0])), InvalidArgumentError,
+     r"\[Op:Reshape\]"),
+    (lambda: sh.reshape(_c(_M), "6"), InvalidArgumentError, r"\[Op:Reshape\]"),
+    # TF 2.21: a 0 in the requested shape leaves the -1 the input's non-zero count (6),
+    # then the sizes disagree: "Input to reshape is a tensor with 6 values, but the
+    # requested shape has 0".
+    (lambda: sh.reshape(_c(_M), [0, -1]), InvalidArgumentError,
+     r"tensor with 6 values, but the requested shape has 0 \[Op:Reshape\]"),
     # transpose, expand_dims, squeeze, broadcast_to
     (lambda: sh.transpose(_c(_M), [0, 1, 2]), InvalidArgumentError, r"\[Op:Transpose\]"),
     (lambda: sh.transpose(_c(_M), [1, 1]), InvalidArgumentError, r"\[Op:Transpose\]"),
+    # A negative entry counts from the end once (TF 2.21: [-1, 1] is "0 is missing from
+    # {1,1}", [-3, 0] "-1 is out of range [0 .. 2)").
+    (lambda: sh.transpose(_c(_M), [-1, 1]), InvalidArgumentError, r"\[Op:Transpose\]"),
+    (lambda: sh.transpose(_c(_M), [-3, 0]), InvalidArgumentError, r"\[Op:Transpose\]"),
+    (lambda: sh.transpose(_c(_M), [1.0, 0.0]), InvalidArgumentError, r"\[Op:Transpose\]"),
     (lambda: sh.expand_dims(_c(_M), 3), InvalidArgumentError,
      r"Tried to expand dim index 3 for tensor with 2 dimensions.*\[Op:ExpandDims\]"),
+    # TF 2.21: "'dim' must be a tensor with a single value [Op:ExpandDims]" for a list of
+    # two or none; TypeError "Cannot convert 1.0 to EagerTensor of dtype int32" for a
+    # float; InvalidArgumentError (attr 'Tdim' of float) for a float tensor.
+    (lambda: sh.expand_dims(_c(_M), [0, 1]), InvalidArgumentError,
+     r"'dim' must be a tensor with a single value.*\[Op:ExpandDims\]"),
+    (lambda: sh.expand_dims(_c(_M), []), InvalidArgumentError,
+     r"'dim' must be a tensor with a single value.*\[Op:ExpandDims\]"),
+    (lambda: sh.expand_dims(_c(_M), 1.0), TypeError, r"Cannot convert 1\.0.*ExpandDims"),
+    (lambda: sh.expand_dims(_c(_M), _c(1.0)), InvalidArgumentError,
+     r"float32.*\[Op:ExpandDims\]"),
     (lambda: sh.squeeze(_c(_M), axis=0), InvalidArgumentError,
      r"Can not squeeze dim\[0\], expected a dimension of 1, got 2 \[Op:Squeeze\]"),
     (lambda: sh.squeeze(_c([[1.0]]), axis=2), InvalidArgumentError, r"\[Op:Squeeze\]"),
     (lambda: sh.broadcast_to(_c([1, 2, 3]), [2, 4]), InvalidArgumentError,
      r"Unable to broadcast tensor of shape \[3\] to tensor of shape \[2, 4\] \[Op:"),
+    (lambda: sh.broadcast_to(_c([1.0]), [2.0, 2]), InvalidArgumentError,
+     r"\[Op:BroadcastTo\]"),
     # stack / unstack / concat / split
     (lambda: sh.stack([_c([1.0, 2.0]), _c([1.0])]), InvalidArgumentError,
      r"Shapes of all inputs must match.*\[Op:Pack\]"),
     (lambda: sh.stack([_c([1.0]), _c([1])]), InvalidArgumentError,
      r"float32.*int32.*\[Op:Pack\]"),
     (lambda: sh.stack([_c([1.0]), _c([2.0])], axis=3), ValueError, r"axis"),
+    # TF 2.21 converts a list of Python numbers as one constant, and refuses bools mixed
+    # with numbers: TypeError "Cannot convert 1 to EagerTensor of dtype bool".
+    (lambda: sh.stack([True, 1]), TypeError, r"Cannot convert 1 to EagerTensor of dtype bool"),
+    (lambda: sh.stack([[1, 2], [3]]), InvalidArgumentError,
+     r"Shapes of all inputs must match.*\[Op:Pack\]"),
+    (lambda: sh.stack([_c([1.0]), _c([2.0])], axis=[0]), TypeError, r"axis of Pack"),
     (lambda: sh.unstack(_c(1.0)), ValueError, r"scalar"),
     (lambda: sh.unstack(_c(_M), axis=2), InvalidArgumentError, r"\[Op:Unpack\]"),
     (lambda: sh.unstack(_c(_M), num=3), InvalidArgumentError, r"\[Op:Unpack\]"),
@@ -354,15 +388,33 @@ ERRORS = [
     (lambda: sh.concat([_c(1.0), _c(2.0)], axis=0), InvalidArgumentError, r"scalars"),
     (lambda: sh.concat([_c([1.0]), _c([1])], axis=0), InvalidArgumentError,
      r"\[Op:ConcatV2\]"),
+    # TF 2.21: InvalidArgumentError ("OpKernel 'ConcatV2' has constraint on attr 'T' not
+    # in NodeDef '[N=0, ...]'"); TypeError "Cannot convert 0.0 to EagerTensor of dtype
+    # int32" for a float axis.
+    (lambda: sh.concat([], 0), InvalidArgumentError, r"empty list \[Op:ConcatV2\]"),
+    (lambda: sh.concat([_c([1.0]), _c([2.0])], axis=0.0), TypeError,
+     r"Cannot convert 0\.0.*axis of ConcatV2"),
     (lambda: sh.split(_c(_M), 2, axis=1), InvalidArgumentError,
      r"Number of ways to split should evenly divide the split dimension.*\[Op:Split\]"),
     (lambda: sh.split(_c(_M), [1, 1], axis=1), InvalidArgumentError, r"\[Op:SplitV\]"),
     (lambda: sh.split(_c(_M), [-1, -1], axis=1), InvalidArgumentError, r"\[Op:SplitV\]"),
     (lambda: sh.split(_c(_M), [1, 1], axis=2), InvalidArgumentError, r"\[Op:SplitV\]"),
+    # TF 2.21: `num` must be the number of sizes ("size of the split_tensor must be 1-D
+    # and have the same elements as outputs got 2 != 3"); a rank-0 tensor (or float) is a
+    # ValueError; float sizes an InvalidArgumentError (attr 'Tlen' of float).
+    (lambda: sh.split(_c(_M), [1, 2], axis=1, num=3), InvalidArgumentError,
+     r"same elements as outputs got 2 != 3 \[Op:SplitV\]"),
+    (lambda: sh.split(_c(_M), _c(3), axis=1), ValueError,
+     r"Rank-0 tensors are not supported as the num_or_size_splits argument"),
+    (lambda: sh.split(_c(_M), np.array(3), axis=1), ValueError, r"Rank-0 tensors"),
+    (lambda: sh.split(_c(_M), 3.0, axis=1), ValueError, r"Rank-0 tensors"),
+    (lambda: sh.split(_c(_M), [3.0], axis=1), InvalidArgumentError, r"\[Op:SplitV\]"),
+    (lambda: sh.split(_c(_M), 3, axis=1.0), TypeError, r"axis of SplitV"),
     # tile, pad
     (lambda: sh.tile(_c(_M), [2]), InvalidArgumentError,
      r"Expected multiples argument to be a vector of length 2 but got length 1"),
     (lambda: sh.tile(_c(_M), [1, -1]), InvalidArgumentError, r"\[Op:Tile\]"),
+    (lambda: sh.tile(_c(_M), [2.0, 1.0]), InvalidArgumentError, r"\[Op:Tile\]"),
     (lambda: sh.pad(_c(_M), [[1, 1]]), InvalidArgumentError, r"\[Op:PadV2\]"),
     (lambda: sh.pad(_c(_M), [[1, -1], [0, 0]]), InvalidArgumentError,
      r"Paddings must be non-negative.*\[Op:PadV2\]"),
@@ -372,6 +424,7 @@ ERRORS = [
      r"\[Op:MirrorPad\]"),
     (lambda: sh.pad(_c(_M), [[0, 0], [0, 1]], mode="WRAP"), ValueError, r"mode"),
     (lambda: sh.pad(_c([1, 2]), [[1, 1]], constant_values=0.5), TypeError, r"int32"),
+    (lambda: sh.pad(_c([1.0]), [[1.0, 1]]), InvalidArgumentError, r"\[Op:PadV2\]"),
     # indexing
     (lambda: _c([1.0, 2.0])[5], InvalidArgumentError,
      r"slice index 5 of dimension 0 out of bounds. \[Op:StridedSlice\]"),
@@ -388,6 +441,7 @@ ERRORS = [
     (lambda: sh.reverse(_c(_M), [2]), InvalidArgumentError, r"\[Op:ReverseV2\]"),
     (lambda: sh.reverse(_c(_M), [0, -2]), InvalidArgumentError,
      r"specified more than once.*\[Op:ReverseV2\]"),
+    (lambda: sh.reverse(_c(_M), [0.0]), InvalidArgumentError, r"\[Op:ReverseV2\]"),
     # gather / scatter
     (lambda: sh.gather(_c([1.0, 2.0]), [2]), InvalidArgumentError,
      r"indices\[0\] = 2 is not in \[0, 2\) \[Op:GatherV2\]"),
@@ -410,6 +464,16 @@ ERRORS = [
      r"\[Op:UnsortedSegmentSum\]"),
     (lambda: sh.one_hot(_c([0.0, 1.0]), 3), InvalidArgumentError, r"\[Op:OneHot\]"),
     (lambda: sh.one_hot([0, 1], 3, axis=3), InvalidArgumentError, r"\[Op:OneHot\]"),
+    # TF 2.21: "Value for attr 'Taxis' of float is not in the list of allowed values"
+    (lambda: sh.gather(_c(_M), [0], axis=1.0), InvalidArgumentError, r"\[Op:GatherV2\]"),
+    # queries: TF 2.21 "Value for attr 'out_type' of float is not in the list of allowed
+    # values: int32, int64"; "WhereOp : Unhandled input dimensions: 0" for a scalar
+    (lambda: sh.shape(_c(_M), out_type=tf.float32), InvalidArgumentError,
+     r"out_type.*float32.*int32, int64 \[Op:Shape\]"),
+    (lambda: sh.shape(_c(_M), out_type=tf.bool), InvalidArgumentError, r"\[Op:Shape\]"),
+    (lambda: sh.where_indices(_c(True)), InvalidArgumentError,
+     r"Unhandled input dimensions: 0 \[Op:Where\]"),
+    (lambda: tf.where(_c(5)), InvalidArgumentError, r"\[Op:Where\]"),
 ]
 
 __all__ = ["ERRORS", "SAMPLES"]

@@ -23,7 +23,8 @@ What the rewrite does, per function scope (nested `def`s get their own):
    get_state/set_state pair over those variables, and one call of `ag__.if_stmt`,
    `ag__.while_stmt` or `ag__.for_stmt`. The nested functions declare the variables they
    assign `nonlocal`, so they update the function's own locals, as the statement did.
-6. `a and b`, `a or b`, `not a` and `a if c else b` call helpers that build logical ops or
+6. `a and b`, `a or b`, `not a`, `a if c else b` and chained comparisons (`a < b < c`,
+   as `a < b and b < c` with `b` evaluated once) call helpers that build logical ops or
    a cond on symbolic Tensors; every call `f(x)` becomes `ag__.converted_call(f, (x,),
    None)`, which converts user functions the first time they are called while tracing.
 """
@@ -50,6 +51,12 @@ _FRAME_BUILTINS = frozenset({"super", "locals", "globals", "vars", "eval", "exec
                              "breakpoint"})
 _NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# Expressions that mean something else inside a lambda: a walrus would bind the lambda's
+# own variable, a yield or await would make the lambda a generator or fail.
+_SCOPE_SENSITIVE = (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)
+_COMPARISON_NAMES = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
+                     ast.GtE: ">=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
+                     ast.NotIn: "not in"}
 
 
 class AutoGraphError(Exception):
@@ -724,30 +731,47 @@ class _ControlFlow(ast.NodeTransformer):
                                     _const(tuple(outputs)), self._loc(node)))
         return _located(branches, node) + state + _located([call], node)
 
-    def _loop_parts(self, node, stmts):
+    def _loop_parts(self, node, stmts, carried=()):
         modified, appended = self._modified(stmts, node)
         head = node._ag_head
-        loop_vars = sorted(n for n in modified
-                           if n in head or n in node._ag_live_out or _is_composite(n))
+        loop_vars = sorted(n for n in modified if n in head or n in node._ag_live_out
+                           or n in carried or _is_composite(n))
         reads_first = node._ag_reads_first
         return (modified, loop_vars, tuple(n for n in loop_vars if n in reads_first),
                 tuple(n for n in loop_vars if n in appended))
 
     def visit_While(self, node):
-        modified, loop_vars, head, lists = self._loop_parts(node, node.body)
+        # A walrus in the test assigns too. Its target is a loop variable even where only
+        # the body reads it: a tensor loop evaluates the test at the end of the previous
+        # iteration.
+        test_assigns = sorted(_bound_names(node.test))
+        modified, loop_vars, head, lists = self._loop_parts(node, node.body + [node.test],
+                                                            carried=test_assigns)
         self.generic_visit(node)
         flags = getattr(node, "_ag_flags", [])
         test = node.test
-        if flags:
-            test = _all_of([_not(_name(f)) for f in flags] + [test])
         test_name = self.names.fresh("loop_test")
         body_name = self.names.fresh("loop_body")
-        defs = [_def(test_name, [], [ast.Return(value=test)]),
+        defs = [_def(test_name, [], self._declare(test_assigns) + [ast.Return(value=test)]),
                 _def(body_name, [], self._declare(modified) + node.body)]
+        options = []
+        if test_assigns:
+            # The test runs once per iteration, after the break/return flags say the loop
+            # goes on: the runtime gets them apart (in one `and_`, the walrus would sit in
+            # a lambda and assign the lambda's own variable).
+            options.append(ast.keyword(arg="test_assigns", value=_const(True)))
+            if flags:
+                extra_name = self.names.fresh("extra_test")
+                defs.append(_def(extra_name, [], [ast.Return(
+                    value=_all_of([_not(_name(f)) for f in flags]))]))
+                options.append(ast.keyword(arg="extra_test", value=_name(extra_name)))
+        elif flags:
+            defs[0].body[-1].value = _all_of([_not(_name(f)) for f in flags] + [test])
         state, get_state, set_state = self._state_functions(loop_vars, node)
         call = ast.Expr(value=_call(_ag("while_stmt"), _name(test_name), _name(body_name),
                                     get_state, set_state, _const(tuple(loop_vars)),
                                     _const(head), _const(lists), self._loc(node)))
+        call.value.keywords = options
         return _located(defs, node) + state + _located([call], node)
 
     def visit_For(self, node):
@@ -800,13 +824,26 @@ class _ControlFlow(ast.NodeTransformer):
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
-        if _contains(node.values, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)):
+        if _contains(node.values[1:], _SCOPE_SENSITIVE):  # the first runs in place
             return node
         helper = "and_" if isinstance(node.op, ast.And) else "or_"
         result = node.values[-1]
         for value in reversed(node.values[:-1]):
             result = _call(_ag(helper), _lambda(value), _lambda(result))
         return _in_place_of(result, node)
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) < 2 or _contains(node.comparators[1:], _SCOPE_SENSITIVE):
+            return node
+        # `a < b < c` is `a < b and b < c` with `b` evaluated once. Python always
+        # evaluates the first two operands; each later one comes as a thunk, called only
+        # when the chain gets that far.
+        ops = [_const(_COMPARISON_NAMES[type(op)]) for op in node.ops]
+        later = [ast.Tuple(elts=[op, _lambda(operand)], ctx=ast.Load())
+                 for op, operand in zip(ops[1:], node.comparators[1:])]
+        return _in_place_of(_call(_ag("compare_chain"), node.left, ops[0],
+                                  node.comparators[0], *later), node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
@@ -816,8 +853,7 @@ class _ControlFlow(ast.NodeTransformer):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        if _contains([node.body, node.orelse], (ast.NamedExpr, ast.Yield, ast.YieldFrom,
-                                                ast.Await)):
+        if _contains([node.body, node.orelse], _SCOPE_SENSITIVE):
             return node
         return _in_place_of(_call(_ag("if_exp"), node.test, _lambda(node.body),
                                   _lambda(node.orelse), self._loc(node)), node)

@@ -18,8 +18,11 @@ branch or body exactly as the statement would have. On a symbolic condition:
   `for i in tf.range(n)` over a counter (without building the range). A Python list that
   the body appends to is carried as a stacked buffer (TensorListPushBack) and is a Tensor
   of shape [n, ...] after the loop. A variable first assigned inside the loop (and used
-  after it) gets its dtype and shape from a first trace of the body.
+  after it), or None before it, gets its dtype and shape from a first trace of the body.
 - `break`, `continue` and `return` arrive here as boolean variables set by the body.
+- A `while` whose test assigns (`while (n := n - 1) > 0`) runs the test once per
+  iteration, as Python: on tensors the condition is a loop variable, computed at the end
+  of each iteration.
 """
 
 import builtins
@@ -27,6 +30,7 @@ import contextvars
 import functools
 import importlib
 import linecache
+import operator
 import types
 import weakref
 
@@ -231,32 +235,56 @@ def _same_const(a, b):
     return a == b
 
 
-def _template_mismatch(a, b):
-    """None if two templates match, else a description of the first difference."""
+def _first_difference(a, b):
+    """None if two templates match, else (part of a, part of b, description) for the
+    first place where they differ."""
     if isinstance(a, (_Slot, _ListSlot)) or isinstance(b, (_Slot, _ListSlot)):
         if type(a) is not type(b):
-            return f"{_describe(a)} vs. {_describe(b)}"
+            return a, b, f"{_describe(a)} vs. {_describe(b)}"
         return None
     if isinstance(a, _Const) or isinstance(b, _Const):
         if not (isinstance(a, _Const) and isinstance(b, _Const)) or \
                 not _same_const(a.value, b.value):
-            return f"{_describe(a)} vs. {_describe(b)}"
+            return a, b, f"{_describe(a)} vs. {_describe(b)}"
         return None
     if type(a) is not type(b):
-        return f"{type(a).__name__} vs. {type(b).__name__}"
+        return a, b, f"{type(a).__name__} vs. {type(b).__name__}"
     if isinstance(a, dict):
         if list(a) != list(b):
-            return f"keys {sorted(a)} vs. {sorted(b)}"
+            return a, b, f"keys {sorted(a)} vs. {sorted(b)}"
         pairs = [(a[k], b[k]) for k in a]
     else:
         if len(a) != len(b):
-            return f"{type(a).__name__} of length {len(a)} vs. length {len(b)}"
+            return a, b, f"{type(a).__name__} of length {len(a)} vs. length {len(b)}"
         pairs = list(zip(a, b))
     for x, y in pairs:
-        problem = _template_mismatch(x, y)
-        if problem is not None:
-            return problem
+        difference = _first_difference(x, y)
+        if difference is not None:
+            return difference
     return None
+
+
+def _none_where_other_has_tensors(difference):
+    """Which side ("a" or "b") of a template difference is None where the other side
+    holds tensors, or None. TensorFlow raises ValueError for such a None (a TypeError for
+    other changes of structure)."""
+    if difference is None:
+        return None
+    a, b, _ = difference
+    for side, part, other in (("a", a, b), ("b", b, a)):
+        if isinstance(part, _Const) and part.value is None and _holds_tensors(other):
+            return side
+    return None
+
+
+def _holds_tensors(template):
+    if isinstance(template, (_Slot, _ListSlot)):
+        return True
+    if isinstance(template, (list, tuple)):
+        return any(_holds_tensors(t) for t in template)
+    if isinstance(template, dict):
+        return any(_holds_tensors(t) for t in template.values())
+    return False
 
 
 def _describe(t):
@@ -423,6 +451,29 @@ def or_(a, b):
     return x if x else b()
 
 
+_COMPARISONS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+                ">": operator.gt, ">=": operator.ge, "is": operator.is_,
+                "is not": operator.is_not, "in": lambda a, b: a in b,
+                "not in": lambda a, b: a not in b}
+
+
+def compare_chain(left, op, right, *later):
+    """`left op right op2 c ...`, with `later` = ((op2, lambda: c), ...): as `left op
+    right and right op2 c and ...` with `and_`, so tensor comparisons combine with
+    tf.logical_and while Python values keep Python's short-circuit. Each operand is
+    evaluated once, and only when the chain gets to it, as in Python."""
+    result = _COMPARISONS[op](left, right)
+    for next_op, operand in later:
+        if not _is_symbolic(result) and not result:
+            return result
+        left, right = right, operand()
+        comparison = _COMPARISONS[next_op](left, right)
+        # `result and comparison`, as and_ has it (result is true here, or a tensor)
+        result = _elementwise().logical_and(result, comparison) if _is_symbolic(result) \
+            else comparison
+    return result
+
+
 def if_exp(cond, true_value, false_value, loc):
     """`true_value() if cond else false_value()`; a tf.cond on a symbolic condition."""
     cond = _condition(cond)
@@ -482,10 +533,16 @@ def _check_branches(names, main, other, loc):
                 defined = (b, b_tensors) if missing[0] == "main" else (a, a_tensors)
                 _discover_in_enclosing_loop(name, *defined)
                 raise _error(ValueError, message.format(missing[0]), loc)
-        problem = _template_mismatch(a, b)
-        if problem is not None:
+        difference = _first_difference(a, b)
+        none_side = _none_where_other_has_tensors(difference)
+        if none_side is not None:
+            branch, other = ("main", "else") if none_side == "a" else ("else", "main")
+            raise _error(ValueError, f"'{name}' is None at the end of the {branch} branch, "
+                                     f"but holds tensors at the end of the {other} branch: "
+                                     f"a tensor `if` needs tensors from both", loc)
+        if difference is not None:
             raise _error(TypeError, f"'{name}' must have the same nested structure in the "
-                                    f"main and else branches: {problem}", loc)
+                                    f"main and else branches: {difference[2]}", loc)
         for x, y in zip(a_tensors, b_tensors):
             if x.dtype is not y.dtype:
                 raise _error(TypeError, f"'{name}' has dtype {x.dtype.name} in the main "
@@ -499,20 +556,75 @@ def _check_branches(names, main, other, loc):
 
 # -- while ------------------------------------------------------------------------------------
 
-def while_stmt(test, body, get_state, set_state, names, head, lists, loc):
+def while_stmt(test, body, get_state, set_state, names, head, lists, loc,
+               test_assigns=False, extra_test=None):
     """A `while` loop: Python's on Python values and eager Tensors, else a tf.while_loop
     over the variables `names` (those in `head` must be defined before the loop; those
-    in `lists` are lists the body appends to)."""
-    cond = _condition(test())
+    in `lists` are lists the body appends to).
+
+    `test_assigns`: the test assigns variables (a walrus, `while (n := n - 1) > 0`), so
+    it must run exactly once per iteration, as in Python; `extra_test()` (false once a
+    `break` or `return` ran) is then separate, and the test does not run after it."""
+    if test_assigns:
+        def next_condition():
+            return _assigning_condition(test, extra_test, get_state, set_state, names, loc)
+    else:
+        def next_condition():
+            return _condition(test())
+    cond = next_condition()
     while True:
         if _graph_valued(cond):
-            _tf_loop(lambda extra: test(), lambda extra: (body(), ())[1], (),
-                     get_state, set_state, names, head, lists, loc)
+            if test_assigns:
+                _tf_loop_testing_in_body(cond, next_condition, body, get_state, set_state,
+                                         names, head, lists, loc)
+            else:
+                _tf_loop(lambda extra: test(), lambda extra: (body(), ())[1], (),
+                         get_state, set_state, names, head, lists, loc)
             return
         if not cond:
             return
         body()
-        cond = _condition(test())
+        cond = next_condition()
+
+
+def _assigning_condition(test, extra_test, get_state, set_state, names, loc):
+    """The condition of a `while` whose test assigns variables. After a tensor `break`
+    the test runs under a tf.cond, so where the loop stops, its assignments do not
+    happen (Python does not evaluate the test after a break)."""
+    go_on = True if extra_test is None else _condition(extra_test())
+    if not _is_symbolic(go_on):
+        return _condition(test()) if go_on else go_on
+    holder = [None]  # the condition, an output of the cond next to the variables
+
+    def run_test():
+        holder[0] = _verify_condition(_condition(test()), "while loop", loc)
+
+    def stop():
+        holder[0] = convert_to_tensor(False)
+
+    def get_state_and_condition():
+        return tuple(get_state()) + (holder[0],)
+
+    def set_state_and_condition(values):
+        set_state(values[:-1])
+        holder[0] = values[-1]
+
+    _tf_if(go_on, run_test, stop, get_state_and_condition, set_state_and_condition,
+           tuple(names) + ("the loop condition",), loc)
+    return holder[0]
+
+
+def _tf_loop_testing_in_body(cond, next_condition, body, get_state, set_state, names,
+                             head, lists, loc):
+    """A tensor `while` whose test assigns variables, rotated: the condition is a loop
+    variable, evaluated before the loop and at the end of each iteration (where its
+    assignments are seen by the next iteration and after the loop), never twice."""
+    def step(extra):
+        body()
+        return (_verify_condition(next_condition(), "while loop", loc),)
+
+    _tf_loop(lambda extra: extra[0], step, (_verify_condition(cond, "while loop", loc),),
+             get_state, set_state, names, head, lists, loc)
 
 
 # -- for --------------------------------------------------------------------------------------
@@ -662,13 +774,15 @@ def _tf_loop_once(cond_fn, step_fn, extra_init, get_state, set_state, names, hea
     flat_init = list(extra_init)
     entries = []
     for i, (name, value) in enumerate(zip(names, init)):
-        if isinstance(value, _Undefined):
+        # None before the loop is a value to come, as in TensorFlow: the body's first
+        # trace shows its dtype and shape, and the loop starts it from zeros.
+        if isinstance(value, _Undefined) or value is None:
             if i in known:
                 template, avals = known[i][1]
                 tensors = [_zeros_like_aval(s, d) for s, d in avals]
                 entries.append(_Entry("value", template=template, count=len(tensors)))
                 flat_init.extend(tensors)
-            elif name in head:
+            elif name in head and value is not None:
                 raise _error(ValueError, f"'{name}' must be defined before the loop", loc)
             else:
                 entries.append(_Entry("undefined", value=value))
@@ -721,11 +835,20 @@ def _tf_loop_once(cond_fn, step_fn, extra_init, get_state, set_state, names, hea
         for i, (e, name, old, new) in enumerate(zip(entries, names, before, after)):
             if e.kind == "value":
                 template, tensors = _split(new)
-                problem = _template_mismatch(e.template, template)
-                if problem is not None:
+                difference = _first_difference(e.template, template)
+                none_side = _none_where_other_has_tensors(difference)
+                if none_side == "b":
+                    raise _error(ValueError, f"'{name}' is None at the end of the iteration, "
+                                             f"where it held tensors before the loop", loc)
+                if none_side == "a":
+                    raise _error(ValueError, f"'{name}' holds None before the loop where it "
+                                             f"holds tensors after one iteration: only a "
+                                             f"variable that is None as a whole gets its "
+                                             f"first tensor value in a tensor loop", loc)
+                if difference is not None:
                     raise _error(TypeError, f"'{name}' must keep its nested structure in the "
-                                            f"loop: {problem} (before the loop vs. after one "
-                                            f"iteration)", loc)
+                                            f"loop: {difference[2]} (before the loop vs. after "
+                                            f"one iteration)", loc)
                 for a, b in zip(_split(old)[1], tensors):
                     _check_loop_tensor(name, a, b, loc)
                 out.extend(tensors)
@@ -735,14 +858,16 @@ def _tf_loop_once(cond_fn, step_fn, extra_init, get_state, set_state, names, hea
                                             f"cannot also be reassigned in the loop "
                                             f"(got {new!r})", loc)
                 out.append(new.buffer)
-            elif e.kind == "undefined" and not isinstance(new, _Undefined):
+            elif e.kind == "undefined" and not isinstance(new, _Undefined) \
+                    and new is not e.value:  # a None that stays None stays a Python value
                 template, tensors = _split(new)
                 found[i] = ("value", (template, [(t._shape, t.dtype) for t in tensors]))
         if found:
             raise _Discovered(token, found)
         return _owned(out)
 
-    undefined = {names[i]: i for i, e in enumerate(entries) if e.kind == "undefined"}
+    undefined = {names[i]: i for i, e in enumerate(entries)
+                 if e.kind == "undefined" and e.value is not None}
     reset = _DISCOVERING.set(_DISCOVERING.get() + ((token, undefined),)) if undefined else None
     try:
         final = _control().while_loop(loop_cond, loop_body, flat_init)

@@ -10,10 +10,20 @@ from .registry import OpDef, bind, register
 
 
 def _shape_tuple(shape, op_name):
+    """A shape argument as a tuple of ints. TensorFlow converts it to an int32 tensor: a
+    Python float in it is a TypeError, a float tensor an InvalidArgumentError (NumPy
+    values are converted, as TensorFlow does)."""
     if isinstance(shape, _Operators):
+        if not (shape.dtype.is_integer or shape.dtype.is_bool):
+            raise rules.dtype_error(f"{op_name}: shape must be int32 or int64, got "
+                                    f"{rules.describe(shape)} [Op:{op_name}]", op_name)
         shape = np.asarray(shape).tolist()
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
+    if type(shape) is float or isinstance(shape, (list, tuple)) and any(
+            type(d) is float for d in shape):
+        raise TypeError(f"Cannot convert {shape!r} to EagerTensor of dtype int32 ({op_name}: "
+                        f"shape must be a list of ints)")
     try:
         dims = tuple(int(d) for d in shape)
     except (TypeError, ValueError):
@@ -186,12 +196,22 @@ def fill(dims, value, name=None):
     filled = _filled_at_run_time(dims, value, value.dtype)
     if filled is not None:
         return filled
+    if isinstance(dims, (list, tuple)) and any(type(d) is float for d in dims):
+        # TensorFlow converts the list to a float tensor, which Fill rejects.
+        raise rules.dtype_error(f"Value for attr 'index_type' of float is not in the list of "
+                                f"allowed values: int32, int64; got dims {dims!r} [Op:Fill]",
+                                "Fill")
     return bind(FILL, (value,), {"shape": _shape_tuple(dims, "Fill")})
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
     """An identity matrix (or a batch of them), as `tf.eye`."""
     cols = num_rows if num_columns is None else num_columns
+    if not any(isinstance(n, _Operators) for n in (num_rows, cols)) and not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
+            for n in (num_rows, cols)):
+        raise TypeError(f"Arguments `num_rows` and `num_columns` must be positive integer "
+                        f"values. Received: num_rows={num_rows}, num_columns={cols}")
     out = bind(EYE, (), {"num_rows": int(num_rows), "num_columns": int(cols),
                          "dtype": dtypes.as_dtype(dtype)})
     if batch_shape:
@@ -258,9 +278,11 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
     from .elementwise import cast  # a cast op: bounds may be known only when a graph runs
     values = [start, limit, delta]
     if dtype is not None:
+        # As TensorFlow: tensors are cast, Python values converted (so a Python float
+        # bound for an integer dtype is a TypeError, not truncated).
         dtype = dtypes.as_dtype(dtype)
         values = [cast(v, dtype) if isinstance(v, _Operators) else
-                  convert_to_tensor(np.asarray(v).astype(dtype._np)) for v in values]
+                  convert_to_tensor(v, dtype=dtype) for v in values]
     else:
         tensors = [convert_to_tensor(v) for v in values]
         # TensorFlow picks the widest of the three dtypes (float wins over int).

@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, UnimplementedError
 from ..tensor import Tensor, _Operators, convert_to_tensor, scalar_operand
 from . import rules
 from .registry import OpDef, bind, register
@@ -83,14 +83,13 @@ RSQRT_GRAD = _binary(
     "RsqrtGrad", lambda y, dy: _zero_where_dy_is_zero(dy, dy * -0.5 * y * y * y),
     "({1} * -0.5 * {0} * {0} * {0} if {1} != 0 else 0)",
     grad=lambda ctx, g: (g * ctx.dy * -1.5 * ctx.y * ctx.y, rsqrt_grad(ctx.y, g)),
-    args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types", domain=(0.2, 2.0))
+    args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types",
+    domain=(0.2, 2.0))
 RELU_GRAD = _binary(
     "ReluGrad", lambda dy, x: np.where(x > 0, dy, np.zeros_like(dy)),
     "({0} if {1} > 0 else 0)",
     grad=lambda ctx, g: (relu_grad(g, ctx.y), zeros_like(ctx.y)), args=("dy", "y"),
-    saves=("y",),
-    same_shape=True, allowed=is_float, what="float types",
-    smooth=False)
+    saves=("y",), same_shape=True, allowed=is_float, what="float types", smooth=False)
 ELU_GRAD = _binary(
     "EluGrad", lambda dy, y: np.where(y < 0, dy * (y + 1), dy),
     "({0} * ({1} + 1) if {1} < 0 else {0})",
@@ -341,6 +340,8 @@ SELECT = register(OpDef(
 
 def _clip_infer(t, clip_value_min, clip_value_max):
     rules.check_same_dtype("ClipByValue", (t, clip_value_min, clip_value_max))
+    if not is_numeric(t.dtype):
+        rules.check_dtype_in("ClipByValue", t, is_numeric, "numeric types")
     for bound in (clip_value_min, clip_value_max):
         if rules.broadcast_shapes("ClipByValue", t._shape, bound._shape) != t._shape:
             raise InvalidArgumentError(
@@ -456,6 +457,15 @@ def _unary_api(op):
     return public
 
 
+def _activation_api(op):
+    """A tf.nn activation: TensorFlow names its argument `features`."""
+    def public(features, name=None):
+        return bind(op, (features if type(features) is Tensor else rules.as_tensor(features),))
+    public.__name__ = public.__qualname__ = op.name.lower()
+    public.__doc__ = f"Elementwise {op.name} (tf.nn.{op.name.lower()}(features))."
+    return public
+
+
 negative = _unary_api(NEG)
 square = _unary_api(SQUARE)
 sqrt = _unary_api(SQRT)
@@ -475,9 +485,9 @@ sign = _unary_api(SIGN)
 round = _unary_api(ROUND)  # noqa: A001
 floor = _unary_api(FLOOR)
 ceil = _unary_api(CEIL)
-relu = _unary_api(RELU)
-elu = _unary_api(ELU)
-softplus = _unary_api(SOFTPLUS)
+relu = _activation_api(RELU)
+elu = _activation_api(ELU)
+softplus = _activation_api(SOFTPLUS)
 logical_not = _unary_api(LOGICAL_NOT)
 
 
@@ -529,6 +539,67 @@ def logical_and(x, y, name=None):
 
 def logical_or(x, y, name=None):
     return bind(LOGICAL_OR, _pair(x, y))
+
+
+def logical_xor(x, y, name="LogicalXor"):
+    """x ^ y of bool tensors, built as TensorFlow builds it: (x | y) & ~(x & y)."""
+    x, y = _pair(x, y)
+    return logical_and(logical_or(x, y), logical_not(logical_and(x, y)))
+
+
+# -- what the Python operators run where TensorFlow's operator differs from its tf.* op ---
+
+def _bitwise(op_name, *xs):
+    """TensorFlow's Bitwise* and Invert ops, which `&`, `|`, `^` and `~` run on integer
+    tensors: tapeflow checks their inputs as TensorFlow does but has no kernel for them."""
+    rules.check_same_dtype(op_name, xs)
+    if not xs[0].dtype.is_integer:
+        rules.check_dtype_in(op_name, xs[0], lambda d: d.is_integer, "integer types")
+    raise UnimplementedError(
+        f"{op_name} (the bitwise operator on {xs[0].dtype.name} tensors) is not implemented "
+        f"in tapeflow; the operator works on bool tensors [Op:{op_name}]", op=op_name)
+
+
+def and_operator(x, y):
+    """`x & y`: logical_and when x is bool, else TensorFlow's bitwise and."""
+    x, y = _pair(x, y)
+    return logical_and(x, y) if x.dtype.is_bool else _bitwise("BitwiseAnd", x, y)
+
+
+def or_operator(x, y):
+    """`x | y`: logical_or when x is bool, else TensorFlow's bitwise or."""
+    x, y = _pair(x, y)
+    return logical_or(x, y) if x.dtype.is_bool else _bitwise("BitwiseOr", x, y)
+
+
+def xor_operator(x, y):
+    """`x ^ y`: logical_xor when x is bool, else TensorFlow's bitwise xor."""
+    x, y = _pair(x, y)
+    return logical_xor(x, y) if x.dtype.is_bool else _bitwise("BitwiseXor", x, y)
+
+
+def invert_operator(x):
+    """`~x`: logical_not of a bool tensor, else TensorFlow's bitwise invert."""
+    x = rules.as_tensor(x)
+    return logical_not(x) if x.dtype.is_bool else _bitwise("Invert", x)
+
+
+def multiply_operator(x, y):
+    """`x * y`: tf.multiply, except that with a bool tensor on either side both operands
+    are multiplied as int32 and the product is cast back to bool, as TensorFlow's
+    operator does (tf.multiply itself rejects bool). A Python value on the left (`2.5 *
+    t`, the reflected operator) is first converted to t's dtype, as TensorFlow does, so
+    `2.5 * bool_tensor` fails while `bool_tensor * 2.5` works."""
+    try:
+        return bind(MUL, _pair(x, y))
+    except (InvalidArgumentError, TypeError):
+        # Raised by the conversion or by infer, before anything was recorded; the common
+        # path pays nothing for this rare case.
+        if not any(isinstance(v, _Operators) and v.dtype.is_bool for v in (x, y)):
+            raise
+    if not isinstance(x, (_Operators, np.ndarray, np.generic)):
+        x = convert_to_tensor(x, dtype=y.dtype)
+    return cast(multiply(cast(x, dtypes.int32), cast(y, dtypes.int32)), dtypes.bool)
 
 
 def _equality(op, x, y):
@@ -584,4 +655,12 @@ def ones_like(x):
     return _ones_like(x)
 
 
-__all__ = ["add", "subtract", "multiply", "truediv", "divide", "realdiv", "floordiv", "floormod", "pow", "maximum", "minimum", "squared_difference", "identity", "stop_gradient", "cast", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or", "tensor_equals", "tensor_not_equals", "where", "clip_by_value", "floor_div", "mod", "negative", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "log", "log1p", "sin", "cos", "tan", "tanh", "sigmoid", "abs", "sign", "round", "floor", "ceil", "relu", "elu", "softplus", "logical_not"]
+__all__ = [
+    "add", "subtract", "multiply", "truediv", "divide", "realdiv", "floordiv", "floormod",
+    "pow", "maximum", "minimum", "squared_difference", "identity", "stop_gradient", "cast",
+    "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
+    "logical_or", "tensor_equals", "tensor_not_equals", "where", "clip_by_value", "floor_div",
+    "mod", "negative", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "log", "log1p",
+    "sin", "cos", "tan", "tanh", "sigmoid", "abs", "sign", "round", "floor", "ceil", "relu",
+    "elu", "softplus", "logical_not", "logical_xor", "and_operator", "or_operator",
+    "xor_operator", "invert_operator", "multiply_operator"]

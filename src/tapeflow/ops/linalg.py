@@ -363,10 +363,10 @@ def _resolve_equation(equation, ranks):
         if len(set(out)) != len(out):
             raise ValueError(f"Output subscripts of {equation!r} repeat a label.")
         missing = set(out) - set("".join(resolved))
-        if missing:
-            raise InvalidArgumentError(
-                f"Output subscripts of {equation!r} contain a label that appears in no "
-                f"input: {''.join(sorted(missing))} [Op:Einsum]", op="Einsum")
+        if missing:  # TensorFlow checks the equation in Python: ValueError
+            raise ValueError(
+                f"Einsum: output subscripts contain the label {''.join(sorted(missing))} not "
+                f"present in the input subscripts of {equation!r}")
     return tuple(resolved), out, ell
 
 

@@ -110,7 +110,17 @@ LOG_SOFTMAX = register(OpDef(
 
 
 def _class_axis(axis, rank, op_name):
-    axis = -1 if axis is None else int(axis)
+    if axis is None:
+        axis = -1
+    elif isinstance(axis, (list, tuple)):
+        raise TypeError(f"{op_name}: axis must be an integer, got {axis!r}")
+    elif isinstance(axis, (float, np.floating)):
+        # TensorFlow builds the class-axis permutation from a float axis: its
+        # Transpose/Range ops reject it.
+        raise InvalidArgumentError(f"axis must be an integer, got {axis!r} [Op:{op_name}]",
+                                   op=op_name)
+    else:
+        axis = int(axis)
     if rank == 0:
         return 0  # infer reports the scalar
     if not -rank <= axis < rank:

@@ -215,6 +215,10 @@ def _arg_infer(op_name):
             raise InvalidArgumentError(
                 f"Reduction axis {axis} is empty in shape {list(shape)} [Op:{op_name}]",
                 op=op_name)
+        if output_type not in (dtypes.int32, dtypes.int64):
+            raise InvalidArgumentError(
+                f"Value for attr 'output_type' of {output_type.name} is not in the list of "
+                f"allowed values: int16, uint16, int32, int64 [Op:{op_name}]", op=op_name)
         return shape[:axis] + shape[axis + 1:], output_type
     return infer
 
@@ -400,9 +404,7 @@ def _arg(op, input, axis, output_type):
         axis = 0
     elif isinstance(axis, _Operators):
         axis = np.asarray(axis).item()
-    output_type = dtypes.as_dtype(output_type)
-    if output_type not in (dtypes.int32, dtypes.int64):
-        raise TypeError(f"output_type must be int32 or int64, got {output_type.name}")
+    output_type = dtypes.as_dtype(output_type)  # infer checks it, as TensorFlow's kernel
     return bind(op, (x,), {"axis": int(axis), "output_type": output_type})
 
 

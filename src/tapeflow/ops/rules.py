@@ -144,9 +144,21 @@ def normalize_axis(op_name, axis, rank):
     if axis is None:
         return tuple(range(rank))
     if isinstance(axis, _Operators):
+        if not axis.dtype.is_integer:
+            raise dtype_error(f"axis must be int32 or int64, got {describe(axis)} "
+                              f"[Op:{op_name}]", op_name)
         axis = np.asarray(axis).tolist()
     if isinstance(axis, (int, np.integer)):
         axis = (int(axis),)
+    elif isinstance(axis, float):  # TensorFlow converts axis to int32: a float cannot be
+        raise TypeError(f"Cannot convert {axis!r} to EagerTensor of dtype int32: the axis "
+                        f"of {op_name} must be an integer or a list of them")
+    else:  # a list, tuple or array (nested ones too, as TensorFlow reads them as tensors)
+        values = np.asarray(axis)
+        if values.size and values.dtype.kind not in "iub":
+            raise dtype_error(f"axis must be int32 or int64 values, got {axis!r} "
+                              f"[Op:{op_name}]", op_name)
+        axis = values.ravel().tolist()
     out = []
     for a in axis:
         a = int(a)

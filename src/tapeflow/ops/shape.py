@@ -37,8 +37,12 @@ def _check_axis(op_name, axis, rank):
     return axis % rank
 
 
-def _int_tuple(value, what):
-    """A shape-like argument (list, tuple, TensorShape, Tensor, int) as a tuple of ints."""
+def _int_tuple(value, what, op_name=None):
+    """A shape-like argument (list, tuple, TensorShape, Tensor, int) as a tuple of ints.
+
+    TensorFlow converts such an argument to a tensor, so floats (or a string) reach the op
+    `op_name` as a tensor of the wrong dtype: InvalidArgumentError naming it (TypeError
+    where no op is named)."""
     if isinstance(value, _Operators):
         value = np.asarray(value).tolist()
     if isinstance(value, (numbers.Integral, np.integer)):
@@ -46,11 +50,24 @@ def _int_tuple(value, what):
     try:
         return tuple(operator.index(d) for d in value)
     except TypeError:
-        raise TypeError(f"{what} must be a list of integers, got {value!r}") from None
+        if op_name is None:
+            raise TypeError(f"{what} must be a list of integers, got {value!r}") from None
+        raise rules.dtype_error(f"{what} must be int32 or int64 values, got {value!r} "
+                                f"[Op:{op_name}]", op_name) from None
 
 
-def _int_scalar(value):
-    return int(np.asarray(value)) if isinstance(value, _Operators) else operator.index(value)
+def _int_scalar(value, op_name=None, what="axis"):
+    """An int argument (axis, depth, batch_dims): a Python or NumPy integer, or a scalar
+    Tensor. Anything else is a TypeError naming the op (TensorFlow cannot convert a float
+    to int32)."""
+    if isinstance(value, _Operators):
+        return int(np.asarray(value))
+    try:
+        return operator.index(value)
+    except TypeError:
+        where = f" of {op_name}" if op_name else ""
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype int32: the "
+                        f"{what}{where} must be an integer") from None
 
 
 def _int_dtype(op_name, x, what="indices"):
@@ -72,22 +89,34 @@ def _reshape_infer(tensor, shape):
                                 f"{unknown[1]}")
     if size is None:  # a dimension unknown while tracing: checked when the graph runs
         return tuple(None if d == -1 else d for d in shape), tensor.dtype
-    known = math.prod(d for d in shape if d != -1)
-    if not unknown:
-        if known != size:
+    if unknown:
+        # TensorFlow's rule: zero sizes are left out of the requested product and, when
+        # the requested shape has one, the input's zero dimensions are left out of its
+        # count too, so the -1 still gets a size ([0, 3] reshaped to [0, -1] is [0, 3]).
+        known = math.prod(d for d in shape if d > 0)
+        zero_requested = 0 in shape
+        count = math.prod(d for d in tensor._shape if d > 0 or not zero_requested)
+        missing = count // known
+        if not (zero_requested and 0 in tensor._shape) and known * missing != count:
             raise _error("Reshape", f"Input to reshape is a tensor with {size} values, but "
-                                    f"the requested shape has {known}")
-        return shape, tensor.dtype
-    if known == 0 or size % known:
+                                    f"the requested shape requires a multiple of {known}")
+        i = unknown[0]
+        shape = shape[:i] + (missing,) + shape[i + 1:]
+    if math.prod(shape) != size:
         raise _error("Reshape", f"Input to reshape is a tensor with {size} values, but the "
-                                f"requested shape requires a multiple of {known}")
-    i = unknown[0]
-    return shape[:i] + (size // known,) + shape[i + 1:], tensor.dtype
+                                f"requested shape has {math.prod(shape)}")
+    return shape, tensor.dtype
+
+
+def _reshape_kernel(tensor, shape):
+    if -1 in shape and not np.size(tensor):  # NumPy cannot size a -1 beside a 0
+        shape = _reshape_infer(_Aval(np.shape(tensor), None), shape)[0]
+    return np.reshape(tensor, shape)
 
 
 RESHAPE = register(OpDef(
     name="Reshape", args=("tensor",), infer=_reshape_infer,
-    eager=lambda tensor, shape: np.reshape(tensor, shape), emit="np.reshape",
+    eager=_reshape_kernel, emit="np.reshape",
     grad=lambda ctx, dy: (reshape_to_input(dy, ctx),)))
 
 
@@ -171,7 +200,8 @@ BROADCAST_TO = register(OpDef(
 
 def _pack_infer(*values, axis):
     if not values:
-        raise ValueError("tf.stack needs at least one value to stack")
+        raise ValueError("tf.stack needs at least one value to stack along an axis other "
+                         "than 0 (Pack)")
     rules.check_same_dtype("Pack", values)
     first = values[0]._shape
     for i, v in enumerate(values[1:], 1):
@@ -804,6 +834,8 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
 # -- queries and other non-differentiable ops ------------------------------------------------
 
 def _where_infer(condition):
+    if not condition._shape:
+        raise _error("Where", "WhereOp : Unhandled input dimensions: 0")
     return (None, len(condition._shape)), dtypes.int64
 
 
@@ -818,8 +850,15 @@ def _query_infer(shape_of):
     return infer
 
 
+def _shape_infer(input, out_type):
+    if out_type not in (dtypes.int32, dtypes.int64):
+        raise rules.dtype_error(f"Value for attr 'out_type' of {out_type.name} is not in the "
+                                f"list of allowed values: int32, int64 [Op:Shape]", "Shape")
+    return (len(input._shape),), out_type
+
+
 SHAPE = register(OpDef(
-    name="Shape", args=("input",), infer=_query_infer(lambda s: (len(s),)),
+    name="Shape", args=("input",), infer=_shape_infer,
     eager=lambda input, out_type: np.array(np.shape(input), dtype=out_type._np),
     emit="np.shape", differentiable=False))
 SIZE = register(OpDef(
@@ -878,19 +917,54 @@ def reshape(tensor, shape, name=None):
         # A shape read off a traced tensor (a gradient rule's, say) with one dimension
         # unknown until the graph runs: it is what the others leave.
         shape = [-1 if d is None else d for d in shape]
-    return bind(RESHAPE, (x,), {"shape": _int_tuple(shape, "shape")})
+    shape = _int_tuple(shape, "shape", "Reshape")
+    if -1 in shape and 0 in shape and None not in x._shape:
+        # TensorFlow sizes a -1 beside a 0 by its own rule (see _reshape_infer), which
+        # the compiled kernels do not know: give them the size. (Other -1s stay, so a
+        # kernel serves every input shape of a rank.)
+        shape = _reshape_infer(x, shape)[0]
+    return bind(RESHAPE, (x,), {"shape": shape})
 
 
 def transpose(a, perm=None, conjugate=False, name="transpose"):
-    """Permutes dimensions by `perm` (default: reversed), as `tf.transpose`."""
+    """Permutes dimensions by `perm` (default: reversed), as `tf.transpose`; a negative
+    entry counts from the end, as in TensorFlow."""
     x = _tensor(a)
-    perm = tuple(reversed(range(len(x._shape)))) if perm is None else _int_tuple(perm, "perm")
+    rank = len(x._shape)
+    if perm is None:
+        perm = tuple(reversed(range(rank)))
+    else:
+        perm = tuple(p + rank if p < 0 else p for p in _int_tuple(perm, "perm", "Transpose"))
     return bind(TRANSPOSE, (x,), {"perm": perm})
 
 
+def _expand_dims_axis(axis):
+    """ExpandDims' `axis`: an integer, or a list, array or Tensor holding exactly one
+    (TensorFlow reads it as a tensor, so `[0]` works and `[0, 1]` is an error)."""
+    if isinstance(axis, (numbers.Integral, np.integer)):
+        return int(axis)
+    if isinstance(axis, _Operators):
+        if not axis.dtype.is_integer:
+            raise rules.dtype_error(f"axis must be int32 or int64, got {rules.describe(axis)} "
+                                    f"[Op:ExpandDims]", "ExpandDims")
+        values = np.asarray(axis).ravel()
+    elif isinstance(axis, (list, tuple, np.ndarray)):
+        values = np.asarray(axis).ravel()
+        if values.size == 1 and values.dtype.kind not in "iub":
+            raise rules.dtype_error(f"axis must be int32 or int64 values, got {axis!r} "
+                                    f"[Op:ExpandDims]", "ExpandDims")
+    else:  # a float or a string: TensorFlow cannot convert it to int32
+        raise TypeError(f"Cannot convert {axis!r} to EagerTensor of dtype int32: the axis of "
+                        f"ExpandDims must be an integer")
+    if values.size != 1:
+        raise _error("ExpandDims", f"'dim' must be a tensor with a single value, got {axis!r}")
+    return int(values[0])
+
+
 def expand_dims(input, axis, name=None):
-    """Inserts a dimension of size 1 at `axis` (negative counts from the end)."""
-    return bind(EXPAND_DIMS, (_tensor(input),), {"axis": _int_scalar(axis)})
+    """Inserts a dimension of size 1 at `axis` (negative counts from the end); `axis` may
+    also be a one-element list or tensor, as in TensorFlow."""
+    return bind(EXPAND_DIMS, (_tensor(input),), {"axis": _expand_dims_axis(axis)})
 
 
 def squeeze(input, axis=None, name=None):
@@ -904,7 +978,8 @@ def broadcast_to(input, shape, name=None):
     dynamic = _runtime_shape(shape)
     if dynamic is not None:
         return dynamic_broadcast_to(_tensor(input), *dynamic)
-    return bind(BROADCAST_TO, (_tensor(input),), {"shape": _int_tuple(shape, "shape")})
+    return bind(BROADCAST_TO, (_tensor(input),),
+                {"shape": _int_tuple(shape, "shape", "BroadcastTo")})
 
 
 def _runtime_shape(shape):
@@ -928,21 +1003,50 @@ def _same_kind(values):
     return rules.as_tensors(*values)
 
 
+def _python_constant(values):
+    """Whether `values` is a (nested) list of Python numbers that TensorFlow converts as
+    one constant: no tensors or NumPy values, and bools not mixed with numbers (TensorFlow
+    refuses to convert [True, 1])."""
+    kinds = set()
+
+    def visit(v):
+        if isinstance(v, (list, tuple)):
+            return all(visit(item) for item in v)
+        if type(v) not in (bool, int, float):
+            return False
+        kinds.add(type(v) is bool)
+        return True
+    return visit(values) and len(kinds) < 2
+
+
 def stack(values, axis=0, name="stack"):
     """Stacks equally shaped tensors along a new `axis`.
+
+    Along axis 0, a list of Python numbers is converted as one constant first, as
+    TensorFlow does: `tf.stack([1, 2.5])` is float32 and `tf.stack([])` a float32 [0].
 
     >>> import tapeflow as tf
     >>> tf.stack([tf.constant([1, 2]), tf.constant([3, 4])], axis=1).numpy()
     array([[1, 3],
            [2, 4]], dtype=int32)
+    >>> tf.stack([1, 2.5])
+    <tf.Tensor: shape=(2,), dtype=float32, numpy=array([1. , 2.5], dtype=float32)>
     """
-    return bind(PACK, tuple(_same_kind(values)), {"axis": _int_scalar(axis)})
+    if isinstance(axis, float) and axis.is_integer():  # TensorFlow takes 1.0 for 1 here
+        axis = int(axis)
+    axis = _int_scalar(axis, "Pack")
+    if axis == 0 and isinstance(values, (list, tuple)) and _python_constant(values):
+        try:
+            return convert_to_tensor(values)
+        except (TypeError, ValueError):
+            pass  # a ragged list: Pack names the shapes that differ
+    return bind(PACK, tuple(_same_kind(values)), {"axis": axis})
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
     """The slices of `value` along `axis`, as a list of tensors."""
     x = _tensor(value)
-    axis = _int_scalar(axis)
+    axis = _int_scalar(axis, "Unpack")
     if num is not None and x._shape and -len(x._shape) <= axis < len(x._shape) and \
             x._shape[axis] is None:  # unknown while tracing: `num` says it
         hint = list(x._shape)
@@ -965,29 +1069,38 @@ def concat(values, axis, name="concat"):
     if isinstance(values, _Operators):  # one tensor is a list of one, as in TensorFlow
         values = [values]
     values = _same_kind(values)
+    axis = _int_scalar(axis, "ConcatV2")
+    if not values:
+        raise _error("ConcatV2", "ConcatOp needs at least one tensor to concatenate, got an "
+                                 "empty list")
     if len(values) == 1:
         from .elementwise import identity
         return identity(values[0])
-    return bind(CONCAT, tuple(values), {"axis": _int_scalar(axis)})
+    return bind(CONCAT, tuple(values), {"axis": axis})
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
-    """Splits `value` along `axis` into `num_or_size_splits` equal parts, or parts of the
-    given sizes (one may be -1); returns a list of tensors."""
+    """Splits `value` along `axis` into `num_or_size_splits` equal parts (a Python or
+    NumPy integer), or parts of the given sizes (a list or 1-D tensor; one may be -1);
+    returns a list of tensors. `num`, when given with sizes, must be their count."""
     x = _tensor(value)
-    axis = _int_scalar(axis)
-    if isinstance(num_or_size_splits, (numbers.Integral, np.integer)) or (
-            isinstance(num_or_size_splits, _Operators) and not num_or_size_splits.shape):
-        n = _int_scalar(num_or_size_splits)
+    axis = _int_scalar(axis, "SplitV")
+    if isinstance(num_or_size_splits, (numbers.Integral, np.integer)):
+        n = int(num_or_size_splits)
         rank = len(x._shape)
         dim = x._shape[axis] if -rank <= axis < rank else 0
         if n <= 0 or dim % n:
             raise _error("Split", f"Number of ways to split should evenly divide the split "
                                   f"dimension, but got split_dim {axis} (size = {dim}) and "
                                   f"num_split {n}")
-        sizes = (dim // n,) * n
-    else:
-        sizes = _int_tuple(num_or_size_splits, "num_or_size_splits")
+        return bind(SPLIT, (x,), {"size_splits": (dim // n,) * n, "axis": axis})
+    if np.ndim(num_or_size_splits) == 0:  # TensorFlow reads anything else as a tensor
+        raise ValueError(f"Rank-0 tensors are not supported as the num_or_size_splits "
+                         f"argument to split. Argument provided: {num_or_size_splits}")
+    sizes = _int_tuple(num_or_size_splits, "num_or_size_splits", "SplitV")
+    if num is not None and num != len(sizes):
+        raise _error("SplitV", f"size of the split_tensor must be 1-D and have the same "
+                               f"elements as outputs got {len(sizes)} != {num}")
     return bind(SPLIT, (x,), {"size_splits": sizes, "axis": axis})
 
 
@@ -997,7 +1110,7 @@ def tile(input, multiples, name=None):
     dynamic = _runtime_shape(multiples)
     if dynamic is not None:
         return _tile_at_run_time(x, dynamic[0])
-    return bind(TILE, (x,), {"multiples": _int_tuple(multiples, "multiples")})
+    return bind(TILE, (x,), {"multiples": _int_tuple(multiples, "multiples", "Tile")})
 
 
 def _tile_at_run_time(x, multiples):
@@ -1035,9 +1148,14 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     """
     x = _tensor(tensor)
     rows = np.asarray(paddings).tolist() if isinstance(paddings, _Operators) else paddings
-    paddings = tuple(_int_tuple(row, "paddings") for row in rows)
     mode = mode.upper() if isinstance(mode, str) else mode
+    op_name = "PadV2" if mode == "CONSTANT" else "MirrorPad"
+    paddings = tuple(_int_tuple(row, "paddings", op_name) for row in rows)
     if mode == "CONSTANT":
+        if not isinstance(constant_values, _Operators) and np.ndim(constant_values) == 0 \
+                and constant_values == 0:
+            # A plain 0 pads with the dtype's zero, as TensorFlow's Pad op: False for bool.
+            constant_values = np.zeros((), x.dtype._np)
         return bind(PAD, tuple(rules.as_tensors(x, constant_values)), {"paddings": paddings})
     if mode in ("REFLECT", "SYMMETRIC"):
         return bind(MIRROR_PAD, (x,), {"paddings": paddings, "mode": mode})
@@ -1174,7 +1292,7 @@ def slice(input_, begin, size, name=None):
 
 def reverse(tensor, axis, name=None):
     """Reverses `tensor` along each axis in `axis`."""
-    return bind(REVERSE, (_tensor(tensor),), {"axis": _int_tuple(axis, "axis")})
+    return bind(REVERSE, (_tensor(tensor),), {"axis": _int_tuple(axis, "axis", "ReverseV2")})
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
@@ -1186,8 +1304,11 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     """
     p = _tensor(params)
     i = _tensor(indices)
-    batch_dims = _int_scalar(batch_dims)
-    axis = batch_dims if axis is None else _int_scalar(axis)
+    batch_dims = _int_scalar(batch_dims, "GatherV2", "batch_dims")
+    if isinstance(axis, float):  # TensorFlow passes it to the op as a float tensor
+        raise rules.dtype_error(f"axis must be int32 or int64, got {axis!r} [Op:GatherV2]",
+                                "GatherV2")
+    axis = batch_dims if axis is None else _int_scalar(axis, "GatherV2")
     return bind(GATHER, (p, i), {"axis": axis, "batch_dims": batch_dims})
 
 
