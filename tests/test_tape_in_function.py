@@ -1097,6 +1097,34 @@ def test_a_read_before_the_tape_starts_is_a_constant_not_the_variable(mode):
     assert val(run(mode, fn)) == 1.0
 
 
+def test_a_gradient_with_respect_to_one_read_concerns_that_read_alone(mode):
+    v = tf.Variable(2.0)
+
+    def fn():
+        with tf.GradientTape(persistent=True) as t:
+            r = v.read_value()
+            loss = r * v + v
+        return t.gradient(loss, r), t.gradient(loss, v)
+
+    wrt_read, wrt_variable = run(mode, fn)
+    assert val(wrt_read) == 2.0  # TensorFlow's numbers: d/dr = v; d/dv = r + 1 + d/dr
+    assert val(wrt_variable) == 5.0
+
+
+def test_watching_a_read_watches_that_read(mode):
+    v = tf.Variable(2.0)
+
+    def fn():
+        with tf.GradientTape(watch_accessed_variables=False) as t:
+            r = v.read_value()
+            t.watch(r)
+            loss = r * v
+        return t.gradient(loss, [r, v])
+
+    wrt_read, wrt_variable = run(mode, fn)
+    assert val(wrt_read) == 2.0 and wrt_variable is None  # as TensorFlow
+
+
 def test_a_tensor_computed_from_a_variable_before_the_tape_is_a_constant(mode):
     v = tf.Variable(3.0)
 

@@ -83,20 +83,29 @@ class Variable(_Operators):
                     tape._watch_variable(self)
             for watcher in watchers:
                 watcher.append(self)
-        # A read is the variable to the tapes that watch it now (gradients flow to the
-        # variable); to every other tape it is a constant, as TensorFlow's unrecorded
-        # ReadVariableOp: a snapshot taken before a tape starts is not the variable.
-        watched = bool(watchers) or any(self._id in tape._watched for tape in tapes)
+        # A read is recorded by the tapes that watch the variable now, as TensorFlow's
+        # ReadVariableOp: gradients flow from it to the variable. To every other tape it
+        # is a constant: a snapshot taken before a tape starts is not the variable.
+        watching = [tape for tape in tapes if self._id in tape._watched]
         graph = context.current_graph.get()
         if graph is not None:
             from .graph.variables import traced_read
-            return traced_read(graph, self, watched)
-        t = Tensor.__new__(Tensor)
-        t._value = self._value
-        t._shape = self._shape
-        t.dtype = self.dtype
-        t._var = self
-        t._id = self._id if watched else _next_id()
+            t = traced_read(graph, self)
+        else:
+            t = Tensor.__new__(Tensor)
+            t._value = self._value
+            t._shape = self._shape
+            t.dtype = self.dtype
+            t._var = self
+            t._id = _next_id()
+        if watchers:  # custom_gradient's body: its reads are the variable itself
+            t._id = self._id
+        elif watching:
+            # Its own id, so that a gradient with respect to this read (or a tape
+            # watching it) concerns this read alone, not every use of the variable.
+            from .ops.elementwise import IDENTITY
+            from .ops.registry import record
+            record(IDENTITY, {}, (self,), (t,), watching)
         return t
 
     value = read_value

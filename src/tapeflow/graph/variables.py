@@ -13,15 +13,12 @@ ASSIGN_VARIABLE = OpDef(name="AssignVariableOp", args=("value",), infer=_VARIABL
                         stateful=True)
 
 
-def traced_read(graph, var, watched=True):
-    """The value of `var` inside `graph`: a node output sharing the variable's id when a
-    tape watches the variable (`watched`), so that the tapes inside the function
-    differentiate with respect to the variable; a fresh value to tapes otherwise."""
+def traced_read(graph, var):
+    """The value of `var` inside `graph`: a node output of its own (Variable.read_value
+    records it on the tapes that watch the variable)."""
     index = graph.variable_index(var)
     (out,) = graph.add_node(READ_VARIABLE, (), {"index": index}, [(var._shape, var.dtype)],
                             user_source())
-    if watched:
-        out._id = var._id
     out._var = var
     return out
 
