@@ -414,6 +414,22 @@ def test_calls_reuse_a_more_general_concrete_function():
     assert f.experimental_get_tracing_count() == 2
 
 
+def test_input_signature_casts_numpy_arrays_to_the_spec_dtype():
+    # TensorFlow converts a NumPy argument to the spec's dtype (float64 or int data for a
+    # float32 spec); a tensor of another dtype is still a TypeError.
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def double(x):
+        return x * 2.0
+
+    got = double(np.array([1.5, 2.0]))
+    assert got.dtype == tf.float32
+    np.testing.assert_array_equal(got.numpy(), [3.0, 4.0])
+    np.testing.assert_array_equal(double(np.array([1, 2])).numpy(), [2.0, 4.0])
+    with pytest.raises(TypeError):
+        double(tf.constant([1.0, 2.0], tf.float64))
+    assert double.experimental_get_tracing_count() == 1
+
+
 def test_input_signature_placeholder_has_none_dims():
     shapes = []
 

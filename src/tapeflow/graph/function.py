@@ -716,8 +716,16 @@ class Function:
 
         def conform(spec, value, where):
             if isinstance(spec, TensorSpec):
-                if isinstance(value, (Tensor, np.ndarray, TensorSpec)):
+                if isinstance(value, (Tensor, TensorSpec)):
                     return value
+                if isinstance(value, (np.ndarray, np.generic)) and spec.dtype is not None:
+                    # As TensorFlow: a NumPy array becomes a tensor of the spec's dtype.
+                    try:
+                        return wrap(np.asarray(value).astype(spec.dtype._np))
+                    except (TypeError, ValueError):
+                        raise TypeError(f"{self._name}: {where} (a NumPy {value.dtype} "
+                                        f"array) cannot be cast for input_signature "
+                                        f"{spec!r}") from None
                 try:
                     return convert_to_tensor(value, dtype_hint=spec.dtype)
                 except (TypeError, ValueError):
