@@ -1240,3 +1240,16 @@ def test_unwatched_source_that_is_the_target_gets_ones():
     with tf.GradientTape() as t:
         pass
     np.testing.assert_array_equal(val(t.gradient(x, x)), [1.0, 1.0])
+
+
+def test_a_gradient_call_with_a_bad_argument_does_not_use_up_the_tape():
+    # TensorFlow checks the arguments first: the non-persistent tape can be asked again.
+    x = tf.constant(2.0)
+    with tf.GradientTape() as g:
+        g.watch(x)
+        y = x * x
+    with pytest.raises(TypeError):
+        g.gradient(y, 3.0)
+    with pytest.raises(TypeError):
+        g.gradient(None, x)
+    assert val(g.gradient(y, x)) == 4.0

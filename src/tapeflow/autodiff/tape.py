@@ -183,11 +183,16 @@ class GradientTape:
         zeros with `unconnected_gradients=tf.UnconnectedGradients.ZERO`.
         """
         mode = _unconnected_mode(unconnected_gradients)
+        # Bad targets and sources fail before the tape is used up: TensorFlow lets you
+        # call again. (TensorFlow checks the targets first.)
+        for t in nest.flatten(target):
+            if not isinstance(t, (Tensor, _Operators)):
+                _read(t)  # raises TensorFlow's TypeError
+        flat_sources = nest.flatten(sources)
+        source_ids = [_source_id(s) for s in flat_sources]
         self._begin_use("gradients")
         try:
             flat_targets = [t if isinstance(t, Tensor) else _read(t) for t in nest.flatten(target)]
-            flat_sources = nest.flatten(sources)
-            source_ids = [_source_id(s) for s in flat_sources]
             if output_gradients is None:
                 seeds = [_ones_like(t) for t in flat_targets]
             else:
