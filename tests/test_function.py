@@ -414,6 +414,24 @@ def test_calls_reuse_a_more_general_concrete_function():
     assert f.experimental_get_tracing_count() == 2
 
 
+def test_numpy_scalars_are_tensor_arguments_as_in_tensorflow():
+    # A new value of a NumPy scalar reuses the trace (a Python number would not).
+    traces = []
+
+    @tf.function
+    def scale(x, k):
+        traces.append(k)
+        return x * k
+
+    x = tf.constant([1.0, 2.0])
+    np.testing.assert_array_equal(scale(x, np.float32(3.0)).numpy(), [3.0, 6.0])
+    np.testing.assert_array_equal(scale(x, np.float32(0.5)).numpy(), [0.5, 1.0])
+    assert scale.experimental_get_tracing_count() == 1
+    assert isinstance(traces[0], tf.Tensor) and traces[0].dtype == tf.float32
+    with pytest.raises(TypeError):  # TensorFlow too, while tracing: int64 vs float32
+        scale(x, np.int64(3))
+
+
 def test_input_signature_casts_numpy_arrays_to_the_spec_dtype():
     # TensorFlow converts a NumPy argument to the spec's dtype (float64 or int data for a
     # float32 spec); a tensor of another dtype is still a TypeError.

@@ -120,6 +120,13 @@ def _as_spec(spec):
     return spec if isinstance(spec, TensorSpec) else TensorSpec(spec.shape, spec.dtype)
 
 
+def _is_array(value):
+    """A NumPy array or numeric NumPy scalar: a tensor argument, as in TensorFlow (a new
+    value of the same dtype and shape reuses the trace)."""
+    return isinstance(value, np.ndarray) or (isinstance(value, np.generic)
+                                             and value.dtype.kind in "biuf")
+
+
 def _signature_of(value):
     """The part of the trace key one argument contributes (TensorFlow's rules: Tensors by
     dtype and shape, Python values by value, other objects by identity)."""
@@ -127,7 +134,7 @@ def _signature_of(value):
         return _TensorArg(value.dtype, value._shape)
     if isinstance(value, _Operators):  # Variables: captured by reference, per object
         return _ObjectArg(value)
-    if isinstance(value, np.ndarray):
+    if _is_array(value):
         return _TensorArg(dtypes.from_numpy(value.dtype), value.shape)
     if isinstance(value, (list, tuple)):
         return (type(value).__name__, tuple(_signature_of(v) for v in value))
@@ -855,7 +862,7 @@ class Function:
         spec_iter = iter(self._input_signature or ())
 
         def placeholder_for(value, name="x"):
-            if isinstance(value, (TensorSpec, Tensor, np.ndarray)):
+            if isinstance(value, (TensorSpec, Tensor)) or _is_array(value):
                 spec = next(spec_iter, None)
                 if isinstance(value, TensorSpec):
                     shape = value.shape if value.shape is not None else (
@@ -897,7 +904,7 @@ class Function:
 
         def retrace(flat_inputs):
             values = iter(flat_inputs)
-            swap = (lambda v: next(values) if isinstance(v, (Tensor, np.ndarray, TensorSpec))
+            swap = (lambda v: next(values) if isinstance(v, (Tensor, TensorSpec)) or _is_array(v)
                     else v)
             again_args = nest.map_structure(swap, list(args))
             again_kwargs = {k: nest.map_structure(swap, kwargs[k]) for k in sorted(kwargs)}
@@ -932,7 +939,7 @@ class Function:
         if fast_key is not None and None not in fast_key:
             self._fast_calls[fast_key] = (concrete, key)
         flat = [convert_to_tensor(x) for x in nest.flatten((list(args), kwargs))
-                if isinstance(x, (Tensor, np.ndarray))]
+                if isinstance(x, Tensor) or _is_array(x)]
         return concrete._structured(concrete._call_flat(flat))
 
     def __repr__(self):
