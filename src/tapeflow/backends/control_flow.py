@@ -155,7 +155,8 @@ def _while(cg, node):
     loop = [Val(None, v.dtype, (), scalar=name, local=True) if i in scalars else
             Val(name, v.dtype, y._shape, "C")
             for i, (name, v, y) in enumerate(zip(names, initial, outs))]
-    from ..ops.control import draw_variables, history_by_length
+    from ..ops.control import history_by_length
+    from ..ops.draws import draw_variables
     by_length = history_by_length(node.attrs)
     after_step = draw_variables(node.attrs)  # their history: the value after each step
     buffers = {}  # a list's history is its length at each step

@@ -95,7 +95,7 @@ def run_graph(graph, inputs, variable_values, substitute=None):
                 state[index] = _assigned(args[0], variable_values[index])
                 continue
             elif substitute and id(node) in substitute:
-                from ..ops.control import replay_with_draws
+                from ..ops.draws import replay_with_draws
                 outs = replay_with_draws(node, args, substitute[id(node)])
             elif getattr(op, "replay", None) is not None:
                 outs = op.replay(node, args)

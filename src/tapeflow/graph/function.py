@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import context, dtypes, nest
 from ..config import settings
-from ..ops.control import draws, drawn_outputs
+from ..ops.draws import draws, drawn_outputs
 from ..ops.random import nested_draws, streams
 from ..ops.registry import OpDef, batching, never_bound, record
 from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor, wrap

@@ -1,7 +1,8 @@
 """Control flow: cond and while_loop. Eagerly they are plain Python (so the tape records
 what ran); on a symbolic condition while tracing, they build "If" and "While" nodes whose
 branches and bodies are sub-graphs, differentiable through rules written with cond and
-while_loop themselves (gradients of gradients included)."""
+while_loop themselves (gradients of gradients included). What random ops inside them drew
+is kept for those rules: ops/draws.py."""
 
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -9,6 +10,7 @@ from typing import Callable
 from .. import context, nest
 from ..errors import UnimplementedError
 from ..tensor import Symbolic, _Operators, convert_to_tensor
+from .draws import draw_variables, drawn_outputs, export_branch_draws, export_loop_draws
 from .registry import OpDef, batching, never_bound, record
 
 
@@ -103,131 +105,6 @@ def _run(graph, args, substitute=None):
     outputs, _ = run_graph(graph, args, [v.read_value() for v in graph.variables],
                            substitute)
     return outputs
-
-
-# -- random draws inside branches and loops ------------------------------------------------
-# A gradient differentiates a branch or a loop step by running its graph again under a
-# tape. The random draws in it must not run again (they would draw new numbers): each
-# branch returns its draws as extra outputs, and a loop carries each step's draws in
-# extra loop variables (whose histories keep them), so that the replay substitutes the
-# values the forward run drew (run_graph's `substitute`).
-
-def draws(node):
-    """Whether running `node` draws random numbers: a random op, or a branch or loop
-    holding one."""
-    if node.op.name in ("If", "While"):
-        return bool(node.attrs.get("draws"))
-    return node.op.stateful and "counter" in node.attrs
-
-
-def _draw_nodes(graph):
-    return [node for node in graph.nodes if draws(node)]
-
-
-def drawn_outputs(node):
-    """The outputs of a drawing node that running it again needs, to draw the same
-    numbers (see replay_with_draws): a random op's value; the draws a branch returns;
-    the histories of the variables that carry a loop's draws (one row per step)."""
-    if node.op.name == "If":
-        return [node.outputs[k] for _, _, positions in node.attrs["draws"] for k in positions]
-    if node.op.name == "While":
-        n = node.attrs["n_vars"]
-        return [node.outputs[n + i] for _, indices in node.attrs["draws"] for i in indices]
-    return list(node.outputs)
-
-
-def replay_with_draws(node, args, values):
-    """Runs drawing `node` on `args` again (traced or recorded like any op), drawing
-    nothing: `values` are its drawn_outputs from the run being replayed."""
-    if node.op.name == "If":
-        return _replay_if(node, args, values)
-    if node.op.name == "While":
-        return _replay_while(node, args, values)
-    return list(values)  # a random op: not differentiable, so nothing to record
-
-
-def _replay_if(node, args, values):
-    pred, captured = args[0], list(args[1:])
-    values = iter(values)
-    substitutes = ({}, {})
-    for branch, inner, positions in node.attrs["draws"]:
-        substitutes[branch][id(inner)] = [next(values) for _ in positions]
-    return cond(pred, lambda: _run(node.attrs["then"], captured, substitutes[0]),
-                lambda: _run(node.attrs["else"], captured, substitutes[1]))
-
-
-def _replay_while(node, args, values):
-    from .shape import gather
-    n = node.attrs["n_vars"]
-    cond_graph, body_graph = node.attrs["cond"], node.attrs["body"]
-    initial, captured = list(args[:n]), list(args[n:])
-    values = iter(values)
-    rows = [(inner, [next(values) for _ in indices]) for inner, indices in node.attrs["draws"]]
-
-    def at(step):
-        return {id(inner): [gather(h, step) for h in hs] for inner, hs in rows}
-
-    if all(not _is_symbolic(a) for a in args):
-        return _run_while_eagerly(cond_graph, body_graph, initial, captured,
-                                  history_by_length(node.attrs), draw_variables(node.attrs),
-                                  substitute_at=at)
-    # A loop of the same body with a step counter (variable 0) that picks each step's
-    # draws; its outputs, less the counter's, are the node's.
-    outputs = _symbolic_while(
-        lambda step, *xs: _run(cond_graph, list(xs) + captured)[0],
-        lambda step, *xs: [step + 1] + _run(body_graph, list(xs) + captured, at(step)),
-        [convert_to_tensor(0)] + initial, raw=True)
-    return outputs[1:n + 1] + outputs[n + 2:2 * n + 2] + [outputs[2 * n + 2]]
-
-
-def _fill_shape(shape):
-    return tuple(0 if d is None else d for d in shape)
-
-
-def _export_branch_draws(branches):
-    """Appends the outputs of each branch's drawing nodes to the outputs of every branch
-    (a branch that does not run a node returns zeros in its place). Returns
-    ((branch, node, output positions), ...) and the (shape, dtype) of the new outputs."""
-    from ..graph.trace import tracing
-    from .creation import zeros
-    n_out = len(branches[0].outputs)
-    extra = [[] for _ in branches]
-    drawn, avals = [], []
-    for b, graph in enumerate(branches):
-        for node in _draw_nodes(graph):
-            positions = []
-            for y in drawn_outputs(node):
-                positions.append(n_out + len(avals))
-                zero_shape = _fill_shape(y._shape)
-                for c, other in enumerate(branches):
-                    if c == b:
-                        extra[c].append(y)
-                    else:
-                        with tracing(other):
-                            extra[c].append(_own(other, zeros(zero_shape, y.dtype)))
-                avals.append((_merged_shape(y._shape, zero_shape), y.dtype))
-            drawn.append((b, node, tuple(positions)))
-    for graph, outputs in zip(branches, extra):
-        graph.outputs = list(graph.outputs) + outputs
-    return tuple(drawn), avals
-
-
-def _export_loop_draws(cond_graph, body_graph, n):
-    """Adds a loop variable per output of the body's drawing nodes, after the `n` loop
-    variables there are: the body returns the step's draws in it. Returns
-    ((node, variable indices), ...) and the variables' initial values (zeros)."""
-    from .creation import zeros
-    drawn, initial = [], []
-    for node in _draw_nodes(body_graph):
-        indices = []
-        for y in drawn_outputs(node):
-            indices.append(n + len(initial))
-            initial.append(zeros(_fill_shape(y._shape), y.dtype))
-            for graph in (cond_graph, body_graph):
-                graph.inputs.append(graph._symbolic(y._shape, y.dtype, "draw"))
-            body_graph.outputs.append(y)
-        drawn.append((node, tuple(indices)))
-    return tuple(drawn), initial
 
 
 # -- cond ---------------------------------------------------------------------------------
@@ -332,7 +209,7 @@ def _graph_cond(pred, true_fn, false_fn):
     then_graph.outputs, else_graph.outputs = then_out, else_out
     assigned = _branch_assignments((then_graph, else_graph))
     avals += [(var._shape, var.dtype) for var in assigned]
-    drawn, draw_avals = _export_branch_draws((then_graph, else_graph))
+    drawn, draw_avals = export_branch_draws((then_graph, else_graph))
     avals += draw_avals
     captured = _captured_union((then_graph, else_graph))
     _normalize_branch(then_graph, captured)
@@ -801,7 +678,7 @@ def _symbolic_while(cond, body, values, variables=(), raw=False):
             finals[id(var)][1] if id(var) in finals else unchanged
             for var, unchanged in zip(variables, outs[n_user:])]
     n_flat = len(flat)
-    drawn, initial = _export_loop_draws(cond_graph, body_graph, n_flat)
+    drawn, initial = export_loop_draws(cond_graph, body_graph, n_flat)
     flat += initial
     like = list(like) + [_Like(y._shape, y.dtype) for node, _ in drawn
                          for y in drawn_outputs(node)]
@@ -872,13 +749,6 @@ def row_chain(graph, value):
         else:
             break
     return value, kinds, steps
-
-
-def draw_variables(attrs):
-    """The loop variables (of a While node's attrs) that carry each step's random draws
-    out; their history holds their value after each step, not before (the value before
-    the first step is a placeholder, of a shape the draws may not have)."""
-    return {i for _, indices in attrs.get("draws", ()) for i in indices}
 
 
 def history_by_length(attrs):
