@@ -2006,3 +2006,13 @@ def test_jacobian_of_a_target_of_unknown_shape_inside_a_function_says_what_to_do
 
     with pytest.raises(tf.errors.UnimplementedError, match="GradientTape outside"):
         tf.function(f)(tf.constant([1.0, 2.0]), tf.constant(3))
+
+
+def test_tf_print_formats_numbers_as_tensorflow(capsys):
+    # TensorFlow's own output for these (absl float formatting; bools as 1/0; a
+    # structure's Python values as their repr).
+    tf.print(tf.constant([0.1, 1 / 3, 123456789.0]), tf.constant([True, False]),
+             {"k": [tf.constant(2.0), "s"]}, output_stream=sys.stdout)
+    tf.print(tf.constant([0.1, 1 / 3], tf.float64), output_stream=sys.stdout)
+    assert capsys.readouterr().out == ("[0.1 0.333333343 123456792] [1 0] {'k': [2, 's']}\n"
+                                       "[0.1 0.33333333333333331]\n")

@@ -8,13 +8,30 @@ from . import context, nest
 from .tensor import _Operators
 
 
+# TensorFlow's float formatting (absl's): the shortest of FLT_DIG / DBL_DIG significant
+# digits if that reads back as the same value, else FLT_DIG + 3 / DBL_DIG + 2 digits:
+# 0.1, 0.333333343, 123456792.
+_FLOAT_DIGITS = {np.dtype(np.float16): (6, 9), np.dtype(np.float32): (6, 9),
+                 np.dtype(np.float64): (15, 17)}
+
+
+def _format_scalar(value, dtype):
+    if dtype.kind == "b":
+        return "1" if value else "0"  # TensorFlow prints bools as numbers
+    if dtype.kind != "f":
+        return str(value)
+    short, full = _FLOAT_DIGITS.get(dtype, (15, 17))
+    text = "%.*g" % (short, value)
+    if not np.isnan(value) and dtype.type(text) != value:
+        text = "%.*g" % (full, value)
+    return text
+
+
 def _format_array(arr, summarize):
     arr = np.asarray(arr)
 
     def scalar(value):
-        text = str(value)
-        # TensorFlow prints whole floats without a trailing ".0": [1 2.5]
-        return text[:-2] if arr.dtype.kind == "f" and text.endswith(".0") else text
+        return _format_scalar(value, arr.dtype)
 
     if arr.ndim == 0:
         return scalar(arr[()])
@@ -43,13 +60,18 @@ def print_(*inputs, output_stream=sys.stderr, sep=" ", end="\n", summarize=3, na
         _trace_print(inputs, tensors, dict(output_stream=output_stream, sep=sep, end=end,
                                            summarize=summarize))
         return
-    def text(x):
+    def text(x, nested=False):
+        # Inside a structure, Python values print as their repr ('a'), tensors as values.
         if isinstance(x, _Operators):
             return _format_array(x.numpy(), summarize)
-        if isinstance(x, (list, tuple, dict)):
-            flat = [text(v) for v in nest.flatten(x)]
-            return str(nest.pack_sequence_as(x, flat)).replace("'", "")
-        return str(x)
+        if isinstance(x, dict):
+            return "{" + ", ".join(f"{k!r}: {text(v, True)}" for k, v in x.items()) + "}"
+        if isinstance(x, list):
+            return "[" + ", ".join(text(v, True) for v in x) + "]"
+        if isinstance(x, tuple):
+            items = [text(v, True) for v in x]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return repr(x) if nested else str(x)
 
     message = sep.join(text(x) for x in inputs) + end
     stream = output_stream
