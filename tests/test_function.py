@@ -2016,3 +2016,16 @@ def test_tf_print_formats_numbers_as_tensorflow(capsys):
     tf.print(tf.constant([0.1, 1 / 3], tf.float64), output_stream=sys.stdout)
     assert capsys.readouterr().out == ("[0.1 0.333333343 123456792] [1 0] {'k': [2, 's']}\n"
                                        "[0.1 0.33333333333333331]\n")
+
+
+def test_concrete_function_lists_its_inputs_and_outputs():
+    @tf.function
+    def f(x, y):
+        return {"total": tf.reduce_sum(x), "scaled": x * y}
+
+    concrete = f.get_concrete_function(tf.TensorSpec([None, 3], tf.float32), tf.constant(2.0))
+    assert [tuple(t.shape) for t in concrete.inputs] == [(None, 3), ()]
+    assert len(concrete.outputs) == 2
+    assert concrete.output_shapes == {"total": tf.TensorShape([]),
+                                      "scaled": tf.TensorShape([None, 3])}
+    assert concrete.output_dtypes == {"total": tf.float32, "scaled": tf.float32}

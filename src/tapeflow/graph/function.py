@@ -282,6 +282,28 @@ class ConcreteFunction:
                                 f"{p.dtype.name} of shape {TensorShape(p._shape)}")
         return self._structured(self._call_flat(flat))
 
+    @property
+    def inputs(self):
+        """The graph's placeholders, in call order (as TensorFlow's ConcreteFunction)."""
+        return list(self.graph.inputs)
+
+    @property
+    def outputs(self):
+        """The graph's output tensors, flat."""
+        return list(self.graph.outputs)
+
+    @property
+    def output_shapes(self):
+        """The outputs' TensorShapes, in the structure the Python function returned."""
+        return nest.map_structure(
+            lambda t: t.shape if isinstance(t, _Operators) else None, self.structured_outputs)
+
+    @property
+    def output_dtypes(self):
+        """The outputs' dtypes, in the structure the Python function returned."""
+        return nest.map_structure(
+            lambda t: t.dtype if isinstance(t, _Operators) else None, self.structured_outputs)
+
     def _structured(self, flat_outputs):
         filled = [leaf if slot is None else flat_outputs[slot]
                   for leaf, slot in zip(self._leaves, self._output_slots)]
