@@ -1193,3 +1193,12 @@ def test_tnp_result_type():
     assert tnp.result_type(tf.int32, tf.float32) == tf.float64
     assert tnp.result_type(1, True) == tf.int64
     assert tnp.result_type([1, 2.5]) == tf.float64
+
+
+def test_numpy_array_of_a_variable_is_a_copy():
+    v = tf.Variable([1.0, 2.0])
+    read = v.read_value()
+    array = np.asarray(v)
+    array += 10.0
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(read.numpy(), [1.0, 2.0])

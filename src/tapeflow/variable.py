@@ -121,8 +121,9 @@ class Variable(_Operators):
         return value[()] if value.ndim == 0 else value.copy()
 
     def __array__(self, dtype=None, copy=None):
-        arr = np.asarray(self._value)
-        return arr if dtype is None else arr.astype(dtype, copy=False)
+        # A copy, as TensorFlow's: the stored array is shared with every read of the
+        # variable, so writing into it would change them all.
+        return np.array(self._value, dtype=dtype, copy=True)
 
     # -- in-place updates: the Variable object stays, its value is replaced -------------
     def _new_value(self, value, op_name):
