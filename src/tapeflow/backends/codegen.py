@@ -390,7 +390,7 @@ class Codegen:
 
 def _effectful_inside(node):
     return node.op.name in ("AssignVariableOp", "ReadVariableOp") or (
-        node.op.stateful and node.op.name not in ("If", "While") and "counter" not in node.attrs)
+        node.op.stateful and node.op.name not in ("If", "While") and node.op.draw is None)
 
 
 def _check_dtype(dtype, what):
@@ -475,14 +475,6 @@ def _stream(cg, node):
     return name
 
 
-_STREAM_DRAWS = {  # the draws of ops/random.py, from the Generator argument
-    "RandomStandardNormal": "{g}.standard_normal({shape}, {dtype})",
-    "RandomUniform": "{g}.random({shape}, {dtype})",
-    "TruncatedNormal": "truncated_normal({g}, {shape}, {dtype})",
-    "RandomUniformInt": "{g}.integers({minval}, {maxval}, {shape}, {dtype})",
-}
-
-
 @lowering("RandomStandardNormal", "RandomUniform", "TruncatedNormal", "RandomUniformInt")
 def _random(cg, node):
     y = node.outputs[0]
@@ -492,7 +484,7 @@ def _random(cg, node):
         if node.op.name == "RandomUniformInt" and math.prod(shape) == 0:
             expr = f"np.zeros({_tuple(shape)}, {np_name(y.dtype)})"
         else:
-            expr = _STREAM_DRAWS[node.op.name].format(
+            expr = node.op.emit.format(  # the op's draw from the Generator argument
                 g=_stream(cg, node), shape=_tuple(shape), dtype=np_name(y.dtype),
                 minval=attrs.get("minval"), maxval=attrs.get("maxval"))
         _out(cg, node, _assign(cg, expr))

@@ -206,23 +206,22 @@ def _input(a, dtype, shape, known, index):
 
 
 def _draw(node, dtype):
-    from ..ops.random import next_counter
-    attrs = dict(node.attrs)
-    attrs["counter"] = next_counter(attrs["seed"], attrs["seed2"])
-    return _canonical(node.op.eager(**attrs), dtype)
+    from ..ops.random import fresh_generator
+    attrs = node.attrs
+    return _canonical(node.op.draw(fresh_generator(attrs["seed"], attrs["seed2"]), (), attrs),
+                      dtype)
 
 
 def _stream(key):
-    from ..ops.random import streams
-    return streams([key])[key]
+    from ..ops.random import fresh_generator
+    return fresh_generator(key[0], key[1])
 
 
 def _permutation(node):
-    from ..ops.random import _generator, next_counter
-    a = node.attrs
-    counter = next_counter(a["seed"], a["seed2"])
+    from ..ops.random import fresh_generator
     n = node.inputs[0]._shape[0]
-    return _generator(a["seed"], a["seed2"], counter).permutation(n).astype(np.int64)
+    return fresh_generator(node.attrs["seed"], node.attrs["seed2"]).permutation(n).astype(
+        np.int64)
 
 
 def compile_graph(graph):

@@ -101,16 +101,13 @@ def run_graph(graph, inputs, variable_values, substitute=None):
                 outs = op.replay(node, args)
             else:
                 attrs = node.attrs
-                stream = None
-                if op.stateful and "counter" in attrs:
-                    stream = _stream(attrs)
-                    if stream is None:
-                        attrs = _fresh_random_attrs(attrs)
+                stream = _stream(attrs) if op.draw is not None else None
                 if stream is not None:  # inside a branch or loop: the call's stream
-                    from ..ops.random import draw_from
-                    outs = [wrap(np.asarray(draw_from(op, stream, attrs,
-                                                      [a._value for a in args])))]
+                    outs = [wrap(np.asarray(op.draw(stream, [a._value for a in args],
+                                                    attrs)))]
                 else:
+                    if op.draw is not None:  # a draw of its own, from a fresh counter
+                        attrs = _fresh_random_attrs(attrs)
                     outs = bind(op, args, attrs)
                     if op.n_out == 1:
                         outs = [outs]

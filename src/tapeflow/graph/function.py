@@ -127,6 +127,11 @@ def _is_array(value):
                                              and value.dtype.kind in "biuf")
 
 
+def _is_tensor_argument(value):
+    """An argument that becomes a placeholder of the trace (not part of its key by value)."""
+    return isinstance(value, (Tensor, TensorSpec)) or _is_array(value)
+
+
 def _signature_of(value):
     """The part of the trace key one argument contributes (TensorFlow's rules: Tensors by
     dtype and shape, Python values by value, other objects by identity)."""
@@ -361,11 +366,13 @@ class ConcreteFunction:
         """The common call: compiled code, and nobody (tape, trace, vectorized walk,
         custom gradient) to tell about it, so variables are read as bare arrays."""
         old_arrays = [v._value for v in self.graph.variables]
-        keys = self._nested_draws
-        arrays, new_arrays = compiled([x._value for x in inputs], old_arrays,
-                                      streams(keys) if keys else None)
+        arrays, new_arrays = compiled([x._value for x in inputs], old_arrays, self._streams())
         self._update_variables(old_arrays, new_arrays)
         return _wrap_outputs(arrays)
+
+    def _streams(self):
+        """This call's Generators for the random ops in branches and loops (or None)."""
+        return streams(self._nested_draws) if self._nested_draws else None
 
     def _call_vectorized(self, inputs, var_values):
         """A call on Batched inputs (a vectorized backward walk passing through this
@@ -512,9 +519,9 @@ class ConcreteFunction:
 
     def _execute(self, inputs, var_values):
         compiled = self._compiled_kernel()
-        draws = streams(self._nested_draws) if self._nested_draws else None
+        generators = self._streams()
         if compiled is None:
-            token = context.random_streams.set(draws)
+            token = context.random_streams.set(generators)
             try:
                 outputs, new_values = run_graph(self.graph, inputs, var_values)
             finally:
@@ -524,7 +531,7 @@ class ConcreteFunction:
             self._start_background_compile()
             return [self._fresh(o) for o in outputs], new_values
         arrays, new_arrays = compiled([x._value for x in inputs],
-                                      [v._value for v in var_values], draws)
+                                      [v._value for v in var_values], generators)
         outputs = _wrap_outputs(arrays)
         new_values = [old if new is old._value else wrap(np.asarray(new))
                       for old, new in zip(var_values, new_arrays)]
@@ -747,7 +754,7 @@ class Function:
             if isinstance(spec, TensorSpec):
                 if isinstance(value, (Tensor, TensorSpec)):
                     return value
-                if isinstance(value, (np.ndarray, np.generic)) and spec.dtype is not None:
+                if _is_array(value) and spec.dtype is not None:
                     # As TensorFlow: a NumPy array becomes a tensor of the spec's dtype.
                     try:
                         return wrap(np.asarray(value).astype(spec.dtype._np))
@@ -884,7 +891,7 @@ class Function:
         spec_iter = iter(self._input_signature or ())
 
         def placeholder_for(value, name="x"):
-            if isinstance(value, (TensorSpec, Tensor)) or _is_array(value):
+            if _is_tensor_argument(value):
                 spec = next(spec_iter, None)
                 if isinstance(value, TensorSpec):
                     shape = value.shape if value.shape is not None else (
@@ -926,8 +933,7 @@ class Function:
 
         def retrace(flat_inputs):
             values = iter(flat_inputs)
-            swap = (lambda v: next(values) if isinstance(v, (Tensor, TensorSpec)) or _is_array(v)
-                    else v)
+            swap = (lambda v: next(values) if _is_tensor_argument(v) else v)
             again_args = nest.map_structure(swap, list(args))
             again_kwargs = {k: nest.map_structure(swap, kwargs[k]) for k in sorted(kwargs)}
             # Looked up now: a closure over the bound method would keep its object alive.
@@ -961,7 +967,7 @@ class Function:
         if fast_key is not None and None not in fast_key:
             self._fast_calls[fast_key] = (concrete, key)
         flat = [convert_to_tensor(x) for x in nest.flatten((list(args), kwargs))
-                if isinstance(x, Tensor) or _is_array(x)]
+                if _is_tensor_argument(x)]
         return concrete._structured(concrete._call_flat(flat))
 
     def __repr__(self):

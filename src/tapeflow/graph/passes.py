@@ -340,7 +340,7 @@ def _only_draws(node):
         if isinstance(graph, Graph):
             for inner in graph.all_nodes():  # nested branches and loops' nodes included
                 if (inner.op.name not in ("If", "While", "Call") and _effectful(inner)
-                        and "counter" not in inner.attrs):
+                        and inner.op.draw is None):
                     return False
     return True
 

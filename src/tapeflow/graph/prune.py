@@ -21,6 +21,7 @@ def pruned(node, live):
 
 
 def _pruned_if(node, live):
+    from ..ops.draws import saved_draws
     from .passes import _copy, dce
     keep = [k for k, y in enumerate(node.outputs) if id(y) in live]
     branches = []
@@ -39,8 +40,7 @@ def _pruned_if(node, live):
     drawn = tuple((b, draw, tuple(position[k] for k in positions))
                   for b, draw, positions in node.attrs.get("draws", ())
                   if all(k in position for k in positions))
-    saved = tuple(f"out{k}" for _, _, positions in drawn for k in positions)
-    op = replace(node.op, args=names, saves=names + saved, n_out=len(keep))
+    op = replace(node.op, args=names, saves=names + saved_draws(drawn), n_out=len(keep))
     inputs = (node.inputs[0],) + tuple(node.inputs[1 + j] for j in captured)
     attrs = {**node.attrs, "then": branches[0], "else": branches[1], "draws": drawn}
     return Node(op, inputs, attrs, [node.outputs[k] for k in keep], node.source)

@@ -10,7 +10,8 @@ from typing import Callable
 from .. import context, nest
 from ..errors import UnimplementedError
 from ..tensor import Symbolic, _Operators, convert_to_tensor
-from .draws import draw_variables, drawn_outputs, export_branch_draws, export_loop_draws
+from .draws import (draw_variables, drawn_outputs, export_branch_draws, export_loop_draws,
+                    saved_draws)
 from .registry import OpDef, batching, never_bound, record
 
 
@@ -215,8 +216,7 @@ def _graph_cond(pred, true_fn, false_fn):
     _normalize_branch(then_graph, captured)
     _normalize_branch(else_graph, captured)
     names = tuple(f"x{i}" for i in range(1 + len(captured)))
-    saved_draws = tuple(f"out{k}" for _, _, positions in drawn for k in positions)
-    op = replace(IF, args=names, saves=names + saved_draws, n_out=len(avals))
+    op = replace(IF, args=names, saves=names + saved_draws(drawn), n_out=len(avals))
     attrs = {"then": then_graph, "else": else_graph}
     if drawn:
         attrs["draws"] = drawn

@@ -14,7 +14,7 @@ def draws(node):
     holding one."""
     if node.op.name in ("If", "While"):
         return bool(node.attrs.get("draws"))
-    return node.op.stateful and "counter" in node.attrs
+    return node.op.draw is not None
 
 
 def _draw_nodes(graph):
@@ -31,6 +31,12 @@ def drawn_outputs(node):
         n = node.attrs["n_vars"]
         return [node.outputs[n + i] for _, indices in node.attrs["draws"] for i in indices]
     return list(node.outputs)
+
+
+def saved_draws(drawn):
+    """The `saves` names an If adds for its `draws` attr: the outputs its gradient replays
+    the branch with."""
+    return tuple(f"out{k}" for _, _, positions in drawn for k in positions)
 
 
 def replay_with_draws(node, args, values):

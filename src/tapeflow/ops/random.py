@@ -100,6 +100,12 @@ def _generator(seed, seed2, counter):
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
 
 
+def fresh_generator(seed, seed2):
+    """The Generator of the next run of an op with this seed pair (its counter advances):
+    what a compiled graph's caller draws with, at every call."""
+    return _generator(seed, seed2, next_counter(seed, seed2))
+
+
 # -- draws inside branches and loops ------------------------------------------------------
 # A random op inside a tensor loop runs a number of times known only when the graph runs.
 # Each call of the graph gives each such op one Generator (its stream, from a fresh
@@ -121,23 +127,13 @@ def nested_draws(graph):
         for value in node.attrs.values():
             if isinstance(value, Graph):
                 keys.update(stream_key(inner.attrs) for inner in value.all_nodes()
-                            if inner.op.stateful and "counter" in inner.attrs)
+                            if inner.op.draw is not None)
     return sorted(keys)
 
 
 def streams(keys):
     """{key: Generator} for one call of a graph whose nested random ops have `keys`."""
-    return {key: _generator(key[0], key[1], next_counter(key[0], key[1])) for key in keys}
-
-
-def draw_from(op, gen, attrs, inputs):
-    """One run of random op `op` (attrs, input arrays), drawing from `gen`."""
-    if op.name == "RandomShuffle":
-        return _shuffled(inputs[0], gen)
-    if op.name == "RandomUniformInt":
-        return _uniform_ints(gen, attrs["shape"], attrs["dtype"], attrs["minval"],
-                             attrs["maxval"])
-    return _DRAWS[op.name](gen, attrs["shape"], attrs["dtype"])
+    return {key: fresh_generator(key[0], key[1]) for key in keys}
 
 
 # -- ops --------------------------------------------------------------------------------
@@ -152,15 +148,21 @@ def _float_dtype_infer(op_name):
     return infer
 
 
-def _sampler(draw):
-    """(the eager kernel, the draw from a given Generator) of a float sampler."""
-    def from_generator(gen, shape, dtype):
-        work = np.float64 if dtype is dtypes.float64 else np.float32
-        return np.asarray(draw(gen, shape, work)).astype(dtype._np, copy=False)
+def _random_op(name, draw, emit, infer, args=()):
+    """A random op: its eager kernel draws from the Generator its seed attrs make."""
+    def eager(*arrays, seed, seed2, counter, **attrs):
+        return draw(_generator(seed, seed2, counter), arrays, attrs)
+    return register(OpDef(name=name, args=args, infer=infer, eager=eager, emit=emit,
+                          draw=draw, differentiable=False, stateful=True))
 
-    def kernel(shape, dtype, seed, seed2, counter):
-        return from_generator(_generator(seed, seed2, counter), shape, dtype)
-    return kernel, from_generator
+
+def _floats(sample):
+    """draw() of a float sampler: it samples float32 (float64 for float64), as TF."""
+    def draw(gen, arrays, attrs):
+        dtype = attrs["dtype"]
+        work = np.float64 if dtype is dtypes.float64 else np.float32
+        return np.asarray(sample(gen, attrs["shape"], work)).astype(dtype._np, copy=False)
+    return draw
 
 
 def _truncated(gen, shape, work):
@@ -173,21 +175,16 @@ def _truncated(gen, shape, work):
     return out
 
 
-_DRAWS = {}
-
-
-def _random_op(name, draw, emit):
-    kernel, _DRAWS[name] = _sampler(draw)
-    return register(OpDef(name=name, args=(), infer=_float_dtype_infer(name), eager=kernel,
-                          emit=emit, differentiable=False, stateful=True))
-
-
+# `emit` is the draw inside a compiled branch or loop, from the Generator argument {g}.
 RANDOM_STANDARD_NORMAL = _random_op(
-    "RandomStandardNormal", lambda gen, shape, work: gen.standard_normal(shape, dtype=work),
-    "random_normal")
+    "RandomStandardNormal", _floats(lambda gen, shape, work: gen.standard_normal(shape, work)),
+    "{g}.standard_normal({shape}, {dtype})", _float_dtype_infer("RandomStandardNormal"))
 RANDOM_UNIFORM = _random_op(
-    "RandomUniform", lambda gen, shape, work: gen.random(shape, dtype=work), "random_uniform")
-TRUNCATED_NORMAL = _random_op("TruncatedNormal", _truncated, "truncated_normal")
+    "RandomUniform", _floats(lambda gen, shape, work: gen.random(shape, work)),
+    "{g}.random({shape}, {dtype})", _float_dtype_infer("RandomUniform"))
+TRUNCATED_NORMAL = _random_op(
+    "TruncatedNormal", _floats(_truncated), "truncated_normal({g}, {shape}, {dtype})",
+    _float_dtype_infer("TruncatedNormal"))
 
 
 def _uniform_int_infer(shape, dtype, minval, maxval, seed, seed2, counter):
@@ -203,38 +200,32 @@ def _uniform_int_infer(shape, dtype, minval, maxval, seed, seed2, counter):
     return shape, dtype
 
 
-def _uniform_ints(gen, shape, dtype, minval, maxval):
+def _uniform_ints(gen, arrays, attrs):
+    shape, dtype = attrs["shape"], attrs["dtype"]
     if math.prod(shape) == 0:
         return np.zeros(shape, dtype._np)
-    return gen.integers(minval, maxval, size=shape, dtype=dtype._np)
+    return gen.integers(attrs["minval"], attrs["maxval"], size=shape, dtype=dtype._np)
 
 
-def _uniform_int_kernel(shape, dtype, minval, maxval, seed, seed2, counter):
-    return _uniform_ints(_generator(seed, seed2, counter), shape, dtype, minval, maxval)
-
-
-RANDOM_UNIFORM_INT = register(OpDef(
-    name="RandomUniformInt", args=(), infer=_uniform_int_infer, eager=_uniform_int_kernel,
-    emit="random_uniform_int", differentiable=False, stateful=True))
+RANDOM_UNIFORM_INT = _random_op(
+    "RandomUniformInt", _uniform_ints, "{g}.integers({minval}, {maxval}, {shape}, {dtype})",
+    _uniform_int_infer)
 
 
 def _shuffle_infer(value, seed, seed2, counter):
     return value._shape, value.dtype
 
 
-def _shuffled(value, gen):
+def _shuffled(gen, arrays, attrs):
+    (value,) = arrays
     if value.ndim == 0 or value.shape[0] <= 1:
-        return value
+        return value  # Fisher-Yates over fewer than two rows draws nothing
     return gen.permutation(value)
 
 
-def _shuffle_kernel(value, seed, seed2, counter):
-    return _shuffled(value, _generator(seed, seed2, counter))
-
-
-RANDOM_SHUFFLE = register(OpDef(
-    name="RandomShuffle", args=("value",), infer=_shuffle_infer, eager=_shuffle_kernel,
-    emit="random_shuffle", differentiable=False, stateful=True))
+# Compiled, the rows are gathered through a permutation (backends/codegen.py, _shuffle).
+RANDOM_SHUFFLE = _random_op("RandomShuffle", _shuffled, "random_shuffle", _shuffle_infer,
+                            args=("value",))
 
 
 # -- public wrappers --------------------------------------------------------------------

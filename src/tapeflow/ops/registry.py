@@ -43,6 +43,9 @@ class OpDef:
             a tape keeps only these alive.
     grad:   grad(ctx, *dys) -> one gradient (or None for zero) per input, written with
             public ops so the same rule serves eager, traced and higher-order use.
+    draw:   random ops only: draw(gen, arrays, attrs) -> array, the op's numbers from a
+            NumPy Generator. The eager kernel draws from the Generator its seed attrs make;
+            inside branches and loops a graph run gives each op one Generator (a stream).
     """
 
     name: str
@@ -60,6 +63,7 @@ class OpDef:
     none_dys: bool = False  # the rule takes None for outputs that got no gradient
     smooth: bool = True  # second derivatives are checked where smooth
     domain: tuple = (-2.0, 2.0)  # where the generated gradient tests draw inputs
+    draw: Callable | None = None
     save_index: tuple = field(init=False, repr=False, compare=False)
     save_position: dict = field(init=False, repr=False, compare=False)
 
