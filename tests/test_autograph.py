@@ -1384,6 +1384,44 @@ def test_walrus_in_while_test_on_tensors():
     assert counter.numpy() == 5  # five evaluations of the test, the last one false
 
 
+def walrus_in_first_operand_of_or(x):
+    r = (n := x + 1) or 5
+    return r, n
+
+
+def walrus_in_first_operand_of_while_and(n):
+    steps = 0
+    while (n := n - 1) > 0 and n != 50:
+        steps += 1
+    return steps, n
+
+
+def test_walrus_in_first_operand_of_and_or_binds_the_functions_name():
+    # TensorFlow runs these unconverted: on Python values they are Python's,
+    # (4, 4), (5, 0), (4, 0) and (9, 50). (Put in a lambda, as the other operands of
+    # and/or are, the `:=` bound the lambda's own `n`: NameError, UnboundLocalError.)
+    f = tf.function(walrus_in_first_operand_of_or)
+    for x in (3, -1):
+        same(f(x), walrus_in_first_operand_of_or(x))
+    assert walrus_in_first_operand_of_or(3) == (4, 4)
+    assert walrus_in_first_operand_of_or(-1) == (5, 0)
+    g = tf.function(walrus_in_first_operand_of_while_and)
+    for n in (5, 60):
+        same(g(n), walrus_in_first_operand_of_while_and(n))
+    assert walrus_in_first_operand_of_while_and(60) == (9, 50)
+
+
+def test_walrus_in_first_operand_of_and_or_on_tensors_is_a_python_bool():
+    # TensorFlow (which leaves the function unconverted): OperatorNotAllowedInGraphError,
+    # "Using a symbolic `tf.Tensor` as a Python `bool` is not allowed", for both.
+    _raises(tf.errors.OperatorNotAllowedInGraphError, "as a Python bool",
+            walrus_in_first_operand_of_or, tf.constant(3),
+            line_text="r = (n := x + 1) or 5")
+    _raises(tf.errors.OperatorNotAllowedInGraphError, "as a Python bool",
+            walrus_in_first_operand_of_while_and, tf.constant(5),
+            line_text="while (n := n - 1) > 0 and n != 50")
+
+
 def test_symbolic_tensor_as_bool_or_iterated_raises_operator_not_allowed_in_graph():
     # TensorFlow's class, a TypeError, for each of these
     assert issubclass(tf.errors.OperatorNotAllowedInGraphError, TypeError)

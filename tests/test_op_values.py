@@ -408,6 +408,52 @@ def test_reshape_of_an_empty_tensor_sizes_the_minus_one_as_tensorflow(shape, tar
     assert compiled(tf.function(lambda v: tf.reshape(v, target)), z).shape == want
 
 
+@pytest.mark.parametrize("target, want", [
+    ([0, -1], (0, 3)), ([-1, 0], (3, 0)), ([0, -1, 5], (0, 0, 5)), ([0, 0, -1], (0, 0, 3)),
+])
+@pytest.mark.parametrize("mode", ["off", "sync"])
+def test_reshape_of_an_empty_tensor_of_a_size_unknown_while_tracing(target, want, mode,
+                                                                   monkeypatch):
+    # TensorFlow 2.21, the same function traced for TensorSpec([None, 3]) and called with
+    # zeros([0, 3]): (0, 3), (3, 0), (0, 0, 5) and (0, 0, 3). The -1 is sized when the
+    # graph runs, by TensorFlow's rule, interpreted and compiled (where NumPy's -1 beside a
+    # 0 gave (0, 0)).
+    monkeypatch.setattr(tf.config.settings, "compile_mode", mode)
+    f = tf.function(lambda v: tf.reshape(v, target))
+    concrete = f.get_concrete_function(tf.TensorSpec([None, 3]))
+    z = tf.zeros([0, 3])
+    with tf.GradientTape() as tape:
+        tape.watch(z)
+        y = concrete(z)
+        total = tf.reduce_sum(y)
+    assert y.shape == want
+    assert tape.gradient(total, z).shape == (0, 3)
+    assert concrete(z).shape == want  # a second call (compiled by now under "sync")
+    assert concrete.wait_compiled(30) == (mode == "sync")
+    # With an input_signature, each call's shapes are traced: the size is known then.
+    g = tf.function(lambda v: tf.reshape(v, target), input_signature=[tf.TensorSpec([None, 3])])
+    assert g(z).shape == want
+    # A tensor that is not empty has no such shape: TensorFlow's Reshape kernel raises
+    # InvalidArgumentError "Input to reshape is a tensor with 6 values, but the requested
+    # shape has 0". (A TF 2.21 tf.function returns it unchanged instead, (2, 3), when its
+    # graph optimizer rewrites the Reshape; without the optimizer it raises.)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="tensor with 6 values"):
+        concrete(tf.zeros([2, 3]))
+
+
+def test_reshape_errors_while_tracing_are_tensorflows_graph_errors():
+    # TensorFlow 2.21 inside tf.function, on a traced [2, 2] input: ValueError ("Cannot
+    # reshape a tensor with 4 elements to shape [0,-1] (0 elements)" and the like).
+    x = tf.zeros([2, 2])
+    for target in ([0, -1], [3, -1], [3, 3], [-1, -1, 0], [-2, 0]):
+        f = tf.function(lambda v, t=target: tf.reshape(v, t))
+        with pytest.raises(ValueError, match=r"\[Op:Reshape\]"):
+            f(x)
+    # eagerly, the kernel's InvalidArgumentError
+    with pytest.raises(tf.errors.InvalidArgumentError, match="requested shape has 0"):
+        tf.reshape(x, [0, -1])
+
+
 def test_activations_take_tensorflows_features_keyword():
     x = tf.constant([-1.5, 0.0, 2.0])
     with tf.GradientTape(persistent=True) as tape:
@@ -473,6 +519,11 @@ def test_argmax_output_type_must_be_an_integer_type():
     # TensorFlow: InvalidArgumentError, "Value for attr 'output_type' of float ..."
     with pytest.raises(tf.errors.InvalidArgumentError, match="output_type"):
         tf.argmax(tf.constant([1.0, 2.0]), output_type=tf.float32)
+    # While tracing, TensorFlow 2.21: TypeError "Value passed to parameter 'output_type'
+    # has DataType float32 not in list of allowed values: int16, uint16, int32, int64"
+    f = tf.function(lambda v: tf.argmax(v, output_type=tf.float32))
+    with pytest.raises(TypeError, match=r"output_type.*int32, int64 \[Op:ArgMax\]"):
+        f(tf.constant([1.0, 2.0]))
 
 
 def test_logical_xor():

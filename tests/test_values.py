@@ -1131,6 +1131,11 @@ def test_dtype_conversion_modes():
     (lambda: tnp.sum(tf.constant([[1.0, 2.0], [3.0, 4.0]]), axis=0, keepdims=True),
      "float32", [[4.0, 6.0]]),
     (lambda: tnp.sum(tf.constant([1, 2]), dtype=tnp.float32), "float32", 3.0),
+    # TensorFlow sums unsigned ints as uint64 (NumPy's), a dtype tapeflow lacks: int64.
+    (lambda: tnp.sum(tf.constant([1, 2], tf.uint8)), "int64", 3),
+    (lambda: tnp.sum(tf.constant([[200, 100], [1, 2]], tf.uint8), axis=0), "int64",
+     [201, 102]),
+    (lambda: tnp.mean(tf.constant([1, 2], tf.uint8)), "float64", 1.5),
     (lambda: tnp.mean(tf.constant([1, 2])), "float64", 1.5),
     (lambda: tnp.mean(tf.constant([1.0, 2.0], tf.float16)), "float16", 1.5),
     (lambda: tnp.mean([1.5, 2]), "float64", 1.75),
@@ -1187,6 +1192,37 @@ def test_tnp_functions_prefer_float32(expr, dtype, numpy_behavior_f32):
     assert expr().dtype.name == dtype
 
 
+def test_tnp_arange_of_floats_is_computed_in_float32_as_tensorflow():
+    # TensorFlow's tnp.arange casts tf.range of the Python floats (float32) to the dtype,
+    # so unlike NumPy's np.arange(0, 1, 0.1), [3] is 0.30000001192092896 in float64.
+    out = tnp.arange(0, 1, 0.1)
+    assert out.dtype == tf.float64
+    np.testing.assert_array_equal(
+        out.numpy(), np.arange(0, 1, 0.1, dtype=np.float32).astype(np.float64))
+    assert out.numpy()[3] == 0.30000001192092896 != np.arange(0, 1, 0.1)[3]
+    np.testing.assert_array_equal(
+        tnp.arange(0.5, 2, 0.3).numpy(),
+        [0.5, 0.800000011920929, 1.100000023841858, 1.4000000953674316, 1.7000000476837158])
+    ints = tnp.arange(0, 3, 0.5, dtype=tnp.int32)  # NumPy: six zeros
+    assert ints.dtype == tf.int32 and ints.numpy().tolist() == [0, 0, 1, 1, 2, 2]
+
+
+def test_operators_leave_operands_of_the_result_dtype_alone(numpy_behavior):
+    # A same-dtype Variable, and Python scalars NumPy's promotion does not change the
+    # dtype of, go to the op as they are: values, dtypes and gradients as TensorFlow's.
+    x, v = tf.constant([1.0, 2.0]), tf.Variable([3.0, 4.0])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(x * v + v * 2 + 2.5 * v)
+    assert y.dtype == tf.float32 and float(y) == 42.5
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), [5.5, 6.5])
+    h = tf.constant([1.5], tf.float16)
+    for out, want in ((h * 3, 4.5), (3 - h, 1.5), (h * 2.0, 3.0), (h + 2**20, np.inf)):
+        assert out.dtype == tf.float16 and out.numpy().tolist() == [want]
+    total = tf.constant([200], tf.uint8) + 50
+    assert total.dtype == tf.uint8 and total.numpy().tolist() == [250]
+    assert not np.any(tf.constant([1, 2]) == 2**40)  # TF 2.21: [False, False]
+
+
 def test_tnp_result_type():
     assert tnp.result_type(np.int32, 2.5) == tf.float64
     assert tnp.result_type(tf.constant([1]), 2.5) == tf.float64
@@ -1202,3 +1238,14 @@ def test_numpy_array_of_a_variable_is_a_copy():
     array += 10.0
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
     np.testing.assert_array_equal(read.numpy(), [1.0, 2.0])
+
+
+def test_bitwise_operators_on_integer_tensors():
+    # TensorFlow's BitwiseAnd/Or/Xor and Invert (NumPy's numbers), compiled too.
+    a, b = np.array([6, -3, 12], np.int32), np.array([3, 5, -8], np.int32)
+    x, y = tf.constant(a), tf.constant(b)
+    for got, want in ((x & y, a & b), (x | y, a | b), (x ^ y, a ^ b), (~x, ~a), (3 | x, 3 | a)):
+        assert got.dtype == tf.int32
+        np.testing.assert_array_equal(got.numpy(), want)
+    both = tf.function(lambda x, y: (x & y) ^ ~(x | y))
+    np.testing.assert_array_equal(both(x, y).numpy(), (a & b) ^ ~(a | b))

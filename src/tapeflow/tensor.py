@@ -142,75 +142,8 @@ class _Operators:
     __slots__ = ()
     __array_priority__ = 100
 
-    def __add__(self, other):
-        if _numpy_promote:
-            return _ops.add(*_numpy_promote(self, other))
-        return _ops.add(self, other)
-
-    def __radd__(self, other):
-        if _numpy_promote:
-            return _ops.add(*_numpy_promote(other, self))
-        return _ops.add(other, self)
-
-    def __sub__(self, other):
-        if _numpy_promote:
-            return _ops.subtract(*_numpy_promote(self, other))
-        return _ops.subtract(self, other)
-
-    def __rsub__(self, other):
-        if _numpy_promote:
-            return _ops.subtract(*_numpy_promote(other, self))
-        return _ops.subtract(other, self)
-
-    def __mul__(self, other):
-        if _numpy_promote:
-            return _ops.multiply_operator(*_numpy_promote(self, other))
-        return _ops.multiply_operator(self, other)
-
-    def __rmul__(self, other):
-        if _numpy_promote:
-            return _ops.multiply_operator(*_numpy_promote(other, self))
-        return _ops.multiply_operator(other, self)
-
-    def __truediv__(self, other):
-        if _numpy_promote:
-            return _ops.truediv(*_numpy_promote(self, other))
-        return _ops.truediv(self, other)
-
-    def __rtruediv__(self, other):
-        if _numpy_promote:
-            return _ops.truediv(*_numpy_promote(other, self))
-        return _ops.truediv(other, self)
-
-    def __floordiv__(self, other):
-        if _numpy_promote:
-            return _ops.floordiv(*_numpy_promote(self, other))
-        return _ops.floordiv(self, other)
-
-    def __rfloordiv__(self, other):
-        if _numpy_promote:
-            return _ops.floordiv(*_numpy_promote(other, self))
-        return _ops.floordiv(other, self)
-
-    def __mod__(self, other):
-        if _numpy_promote:
-            return _ops.floormod(*_numpy_promote(self, other))
-        return _ops.floormod(self, other)
-
-    def __rmod__(self, other):
-        if _numpy_promote:
-            return _ops.floormod(*_numpy_promote(other, self))
-        return _ops.floormod(other, self)
-
-    def __pow__(self, other):
-        if _numpy_promote:
-            return _ops.pow(*_numpy_promote(self, other))
-        return _ops.pow(self, other)
-
-    def __rpow__(self, other):
-        if _numpy_promote:
-            return _ops.pow(*_numpy_promote(other, self))
-        return _ops.pow(other, self)
+    # The binary operators (__add__, __radd__, ...) are made at the end of this module,
+    # once the ops are imported: see _binary_operators.
 
     def __matmul__(self, other):
         if _numpy_promote:  # NumPy's matmul (tnp.matmul): vectors too, promoted dtypes
@@ -233,66 +166,6 @@ class _Operators:
 
     def __invert__(self):
         return _ops.invert_operator(self)
-
-    def __and__(self, other):
-        if _numpy_promote:
-            return _ops.and_operator(*_numpy_promote(self, other))
-        return _ops.and_operator(self, other)
-
-    def __rand__(self, other):
-        if _numpy_promote:
-            return _ops.and_operator(*_numpy_promote(other, self))
-        return _ops.and_operator(other, self)
-
-    def __or__(self, other):
-        if _numpy_promote:
-            return _ops.or_operator(*_numpy_promote(self, other))
-        return _ops.or_operator(self, other)
-
-    def __ror__(self, other):
-        if _numpy_promote:
-            return _ops.or_operator(*_numpy_promote(other, self))
-        return _ops.or_operator(other, self)
-
-    def __xor__(self, other):
-        if _numpy_promote:
-            return _ops.xor_operator(*_numpy_promote(self, other))
-        return _ops.xor_operator(self, other)
-
-    def __rxor__(self, other):
-        if _numpy_promote:
-            return _ops.xor_operator(*_numpy_promote(other, self))
-        return _ops.xor_operator(other, self)
-
-    def __lt__(self, other):
-        if _numpy_promote:
-            return _ops.less(*_numpy_promote(self, other))
-        return _ops.less(self, other)
-
-    def __le__(self, other):
-        if _numpy_promote:
-            return _ops.less_equal(*_numpy_promote(self, other))
-        return _ops.less_equal(self, other)
-
-    def __gt__(self, other):
-        if _numpy_promote:
-            return _ops.greater(*_numpy_promote(self, other))
-        return _ops.greater(self, other)
-
-    def __ge__(self, other):
-        if _numpy_promote:
-            return _ops.greater_equal(*_numpy_promote(self, other))
-        return _ops.greater_equal(self, other)
-
-    def __eq__(self, other):
-        if _numpy_promote:
-            return _ops.tensor_equals(*_numpy_promote(self, other))
-        return _ops.tensor_equals(self, other)
-
-    def __ne__(self, other):
-        if _numpy_promote:
-            return _ops.tensor_not_equals(*_numpy_promote(self, other))
-        return _ops.tensor_not_equals(self, other)
 
     def __getitem__(self, key):
         return _ops.strided_slice(self, key)
@@ -721,3 +594,35 @@ def shape_error(op_name, message):
 
 
 from . import ops as _ops  # noqa: E402  (operators call the public ops; ops need Tensor)
+
+
+def _binary_operators():
+    """Each binary operator method calls its public op; with TensorFlow's NumPy behaviour
+    on, after bringing both operands to one dtype, as TensorFlow's operators then do."""
+    def method(op, reflected):
+        if reflected:
+            def operator(self, other):
+                if _numpy_promote:
+                    return op(*_numpy_promote(other, self))
+                return op(other, self)
+        else:
+            def operator(self, other):
+                if _numpy_promote:
+                    return op(*_numpy_promote(self, other))
+                return op(self, other)
+        return operator
+
+    reflected_too = {"add": _ops.add, "sub": _ops.subtract, "mul": _ops.multiply_operator,
+                     "truediv": _ops.truediv, "floordiv": _ops.floordiv, "mod": _ops.floormod,
+                     "pow": _ops.pow, "and": _ops.and_operator, "or": _ops.or_operator,
+                     "xor": _ops.xor_operator}
+    one_way = {"lt": _ops.less, "le": _ops.less_equal, "gt": _ops.greater,
+               "ge": _ops.greater_equal, "eq": _ops.tensor_equals, "ne": _ops.tensor_not_equals}
+    for name, op in reflected_too.items():
+        setattr(_Operators, f"__{name}__", method(op, False))
+        setattr(_Operators, f"__r{name}__", method(op, True))
+    for name, op in one_way.items():
+        setattr(_Operators, f"__{name}__", method(op, False))
+
+
+_binary_operators()

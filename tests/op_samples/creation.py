@@ -113,6 +113,14 @@ ERRORS = [
     (lambda: creation.eye(2, 2.5), TypeError, r"num_columns=2\.5"),
     (lambda: creation.eye(np.float64(2)), TypeError, r"num_rows"),
     (lambda: creation.eye(2, batch_shape=[2.0]), TypeError, r"Cannot convert \[2\.0\]"),
+    # NumPy floats in a shape list too, as TF 2.21: TypeError "Cannot convert
+    # [np.float64(2.5), 2] to EagerTensor of dtype int32" (Fill: InvalidArgumentError,
+    # "Value for attr 'index_type' of double is not in the list of allowed values")
+    (lambda: creation.zeros([np.float64(2.5), 2]), TypeError, r"Cannot convert.*Zeros"),
+    (lambda: creation.ones([np.float32(2.0), 2]), TypeError, r"Cannot convert.*Ones"),
+    (lambda: creation.eye(2, batch_shape=[np.float64(2.0)]), TypeError, r"Cannot convert"),
+    (lambda: creation.fill([np.float64(2.5), 2], 1.0), InvalidArgumentError,
+     r"index_type.*\[Op:Fill\]"),
     # tf.linspace (TensorFlow 2.21's classes and messages; it is built from these ops)
     (lambda: creation.linspace(0.0, 1.0, 3.0), TypeError, r"num.*must be of type integer"),
     (lambda: creation.linspace(0.0, 1.0, tf.constant(3.0)), TypeError,
@@ -123,6 +131,16 @@ ERRORS = [
      r"Tried to expand dim index 2 for tensor with 1 dimensions\. \[Op:ExpandDims\]"),
     (lambda: creation.linspace(0.0, 1.0, 3, axis=1), InvalidArgumentError,
      r"Tried to expand dim index 1 for tensor with 0 dimensions\. \[Op:ExpandDims\]"),
+    # an axis that is not an integer, as TF 2.21 (whose expand_dims reports it): TypeError
+    # "Cannot convert 0.5 to EagerTensor of dtype int32"; for a float or bool tensor
+    # InvalidArgumentError "Value for attr 'Tdim' of float is not in the list of allowed
+    # values: int32, int64 [Op:ExpandDims]"
+    (lambda: creation.linspace([0.0], [1.0], 3, axis=0.5), TypeError, r"Cannot convert 0\.5"),
+    (lambda: creation.linspace([0.0], [1.0], 3, axis=0.0), TypeError, r"Cannot convert 0\.0"),
+    (lambda: creation.linspace([0.0], [1.0], 3, axis=tf.constant(1.0)), InvalidArgumentError,
+     r"float32.*\[Op:ExpandDims\]"),
+    (lambda: creation.linspace([0.0], [1.0], 3, axis=tf.constant(True)), InvalidArgumentError,
+     r"bool.*\[Op:ExpandDims\]"),
     (lambda: creation.linspace(tf.constant(0.0), tf.constant(1.0, tf.float64), 3), ValueError,
      r"requested dtype float32 for Tensor with dtype float64"),
     (lambda: creation.linspace(0, 1.5, 3), TypeError, r"1\.5"),

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import tapeflow as tf
-from tapeflow.errors import InvalidArgumentError, UnimplementedError
+from tapeflow.errors import InvalidArgumentError
 from tapeflow.ops import elementwise as ew
 from tapeflow.ops.registry import OPS
 
@@ -175,6 +175,12 @@ def _unary_any(draw):
     return Case([_any_dtype(draw, shapes(draw))])
 
 
+def _bitwise_binary(draw):
+    sx, sy = broadcast_shapes(draw)
+    dtype = draw(st.sampled_from([np.int32, np.int64]))
+    return Case([ints(draw, sx, -50, 50, dtype), ints(draw, sy, -50, 50, dtype)])
+
+
 def _logical_binary(draw):
     sx, sy = broadcast_shapes(draw)
     return Case([bools(draw, sx), bools(draw, sy)])
@@ -221,6 +227,8 @@ SAMPLES = {
     "Reciprocal": _unary("Reciprocal"),
     "Exp": _unary("Exp"),
     "Expm1": _unary("Expm1"),
+    "Erf": _unary("Erf"),
+    "Erfc": _unary("Erfc"),
     "Log": _unary("Log"),
     "Log1p": _unary("Log1p"),
     "Sin": _unary("Sin"),
@@ -249,6 +257,11 @@ SAMPLES = {
     "LogicalAnd": _logical_binary,
     "LogicalOr": _logical_binary,
     "LogicalNot": lambda draw: Case([bools(draw, shapes(draw))]),
+    "BitwiseAnd": _bitwise_binary,
+    "BitwiseOr": _bitwise_binary,
+    "BitwiseXor": _bitwise_binary,
+    "Invert": lambda draw: Case([ints(draw, shapes(draw), -50, 50,
+                                      draw(st.sampled_from([np.int32, np.int64])))]),
     "SelectV2": _select,
     "ClipByValue": _clip,
 }
@@ -315,16 +328,12 @@ ERRORS = [
     # `& | ^ ~` on non-bool tensors are TensorFlow's Bitwise* ops: floats are rejected as
     # TF 2.21 does ("Value for attr 'T' of float is not in the list of allowed values:
     # int8, ..."; "cannot compute BitwiseXor as input #1(zero-based) was expected to be
-    # a int32 tensor but is a bool tensor"); on integers TensorFlow computes them, and
-    # tapeflow, which has no kernel for them, says so.
+    # a int32 tensor but is a bool tensor").
     (lambda: _c([1.5]) & _c([1.5]), InvalidArgumentError, r"float32.*\[Op:BitwiseAnd\]"),
     (lambda: _c([1.5]) ^ 2, InvalidArgumentError, r"float32.*\[Op:BitwiseXor\]"),
     (lambda: ~_c([1.5]), InvalidArgumentError, r"float32.*\[Op:Invert\]"),
     (lambda: _c([6, 3]) ^ _c([True, False]), InvalidArgumentError,
      r"cannot compute BitwiseXor as input #1.*int32.*bool.*\[Op:BitwiseXor\]"),
-    (lambda: _c([6, 3]) & _c([3, 1]), UnimplementedError, r"\[Op:BitwiseAnd\]"),
-    (lambda: 3 | _c([6, 3]), UnimplementedError, r"\[Op:BitwiseOr\]"),
-    (lambda: ~_c([6, 3], tf.int64), UnimplementedError, r"\[Op:Invert\]"),
     # bool operands: TF 2.21 converts the other operand to bool ("Cannot convert 1 to
     # EagerTensor of dtype bool"), or names LogicalOr for a tensor of another dtype
     (lambda: _c([True]) ^ 1, TypeError, r"Cannot convert 1 to EagerTensor of dtype bool"),

@@ -107,12 +107,26 @@ ERRORS = [
     # an axis named twice (TensorFlow 2.21's message)
     (lambda: rd.reduce_sum(_c(_M), axis=[1, -1]), InvalidArgumentError,
      r"Invalid reduction arguments: Axes contains duplicate dimension: 1 \[Op:Sum\]"),
+    (lambda: rd.reduce_sum(_c(_M), axis=[[0], [0]]), InvalidArgumentError,
+     r"duplicate dimension: 0 \[Op:Sum\]"),
+    (lambda: rd.reduce_sum(_c(_M), axis=np.array([1, 1])), InvalidArgumentError,
+     r"duplicate dimension: 1 \[Op:Sum\]"),
+    # a scalar has no axis 0: TF 2.21 "Invalid reduction dimension (0 for input with 0
+    # dimension(s)", for [0, 0] too (the range comes before the repeat)
+    (lambda: rd.reduce_sum(_c(1.0), axis=[0, 0]), InvalidArgumentError,
+     r"Invalid reduction dimension.*for input with 0 dimensions.*\[Op:Sum\]"),
     # axes that are not integers, as TF 2.21: a Python float is a TypeError ("Cannot
     # convert 1.0 to EagerTensor of dtype int32"); float lists, float tensors and
     # strings reach the op ("Value for attr 'Tidx' of float is not in the list of allowed
     # values: int32, int64"); a nested list of ints works
     (lambda: rd.reduce_sum(_c(_M), axis=1.0), TypeError,
      r"Cannot convert 1\.0 to EagerTensor of dtype int32.*axis of Sum"),
+    # A NumPy float scalar is a float as well. (TF 2.21 converts one to int32 by
+    # truncation and reduces over axis 1 for np.float32(1.5); tapeflow, as for the other
+    # integer arguments, does not round a float.)
+    (lambda: rd.reduce_sum(_c(_M), axis=np.float32(1.0)), TypeError,
+     r"Cannot convert np\.float32\(1\.0\).*axis of Sum"),
+    (lambda: rd.reduce_mean(_c(_M), axis=np.float64(1.5)), TypeError, r"axis of Mean"),
     (lambda: rd.reduce_mean(_c(_M), axis=[0.0]), InvalidArgumentError, r"\[Op:Mean\]"),
     (lambda: rd.reduce_max(_c(_M), axis="0"), InvalidArgumentError, r"'0' \[Op:Max\]"),
     (lambda: rd.reduce_min(_c(_M), axis=tf.constant(1.0)), InvalidArgumentError,
@@ -124,8 +138,13 @@ ERRORS = [
     (lambda: rd.reduce_any(_c([1.0])), InvalidArgumentError, r"float32.*\[Op:Any\]"),
     (lambda: rd.reduce_logsumexp(_c([1, 2])), InvalidArgumentError, r"int32"),
     (lambda: rd.cumprod(_c([True])), InvalidArgumentError, r"bool.*\[Op:Cumprod\]"),
+    # TF 2.21: "Value for attr 'output_type' of float is not in the list of allowed
+    # values: int16, uint16, int32, int64 [Op:ArgMax]" (tapeflow has no int16 or uint16)
     (lambda: rd.argmax(_c([1.0]), output_type=tf.float32), InvalidArgumentError,
-     r"output_type.*\[Op:ArgMax\]"),
+     r"'output_type' of float32 is not in the list of allowed values: int32, int64 "
+     r"\[Op:ArgMax\]"),
+    (lambda: rd.argmin(_c([1.0]), output_type=tf.uint8), InvalidArgumentError,
+     r"allowed values: int32, int64 \[Op:ArgMin\]"),
 ]
 
 __all__ = ["ERRORS", "SAMPLES"]

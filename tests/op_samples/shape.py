@@ -394,6 +394,18 @@ ERRORS = [
     (lambda: sh.concat([], 0), InvalidArgumentError, r"empty list \[Op:ConcatV2\]"),
     (lambda: sh.concat([_c([1.0]), _c([2.0])], axis=0.0), TypeError,
      r"Cannot convert 0\.0.*axis of ConcatV2"),
+    # An axis tensor that is not an integer reaches the op: TF 2.21 InvalidArgumentError
+    # "Value for attr 'Tidx' of float is not in the list of allowed values: int32, int64"
+    # (of bool, for a bool tensor); SplitV "cannot compute Split as input #0(zero-based)
+    # was expected to be a int32 tensor but is a float tensor".
+    (lambda: sh.concat([_c([1.0]), _c([2.0])], axis=_c(0.5)), InvalidArgumentError,
+     r"axis must be int32 or int64, got float32\[\] \[Op:ConcatV2\]"),
+    (lambda: sh.concat([_c([1.0]), _c([2.0])], axis=_c(0.0)), InvalidArgumentError,
+     r"float32.*\[Op:ConcatV2\]"),
+    (lambda: sh.concat([_c([1.0]), _c([2.0])], axis=_c(True)), InvalidArgumentError,
+     r"bool.*\[Op:ConcatV2\]"),
+    (lambda: sh.split(_c(_M), 3, axis=_c(1.0)), InvalidArgumentError,
+     r"float32.*\[Op:SplitV\]"),
     (lambda: sh.split(_c(_M), 2, axis=1), InvalidArgumentError,
      r"Number of ways to split should evenly divide the split dimension.*\[Op:Split\]"),
     (lambda: sh.split(_c(_M), [1, 1], axis=1), InvalidArgumentError, r"\[Op:SplitV\]"),
@@ -448,6 +460,23 @@ ERRORS = [
     (lambda: sh.gather(_c([1.0, 2.0]), [-1]), InvalidArgumentError, r"\[Op:GatherV2\]"),
     (lambda: sh.gather(_c(_M), [0], axis=2), InvalidArgumentError, r"\[Op:GatherV2\]"),
     (lambda: sh.gather(_c(_M), [0.0]), InvalidArgumentError, r"float32.*\[Op:GatherV2\]"),
+    # TF 2.21 passes gather's axis to the op as a tensor (batch_dims, when no axis is
+    # given): InvalidArgumentError "Value for attr 'Taxis' of float is not in the list of
+    # allowed values: int32, int64" for a float, NumPy float, float tensor, or a bool.
+    (lambda: sh.gather(_c(_M), [0], axis=1.0), InvalidArgumentError,
+     r"float32.*\[Op:GatherV2\]"),
+    (lambda: sh.gather(_c(_M), [0], axis=np.float32(1.0)), InvalidArgumentError,
+     r"float32.*\[Op:GatherV2\]"),
+    (lambda: sh.gather(_c(_M), [0], axis=_c(0.5)), InvalidArgumentError,
+     r"float32.*\[Op:GatherV2\]"),
+    (lambda: sh.gather(_c(_M), [0], axis=True), InvalidArgumentError,
+     r"bool.*\[Op:GatherV2\]"),
+    (lambda: sh.gather(_c(_M), [[0]], batch_dims=0.5), InvalidArgumentError,
+     r"float32.*\[Op:GatherV2\]"),
+    # TF 2.21: "Value for attr 'Tnumsegments' of float is not in the list of allowed
+    # values: int32, int64"
+    (lambda: sh.unsorted_segment_sum(_c([1.0, 2.0]), [0, 0], _c(2.0)), InvalidArgumentError,
+     r"num_segments.*float32.*\[Op:UnsortedSegmentSum\]"),
     (lambda: sh.gather(_c(_M), [[0], [1], [0]], axis=1, batch_dims=1),
      InvalidArgumentError, r"\[Op:GatherV2\]"),
     (lambda: sh.gather_nd(_c(_M), [[0, 3]]), InvalidArgumentError,

@@ -50,11 +50,13 @@ ELEMENTWISE_OK = frozenset({
     "TanhGrad", "SigmoidGrad", "ReciprocalGrad", "SqrtGrad", "RsqrtGrad", "ReluGrad", "EluGrad",
     "SoftplusGrad", "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow",
     "Maximum", "Minimum", "SquaredDifference", "Neg", "Square", "Sqrt", "Rsqrt",
-    "Reciprocal", "Exp", "Expm1", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh", "Sigmoid",
+    "Reciprocal", "Exp", "Expm1", "Erf", "Erfc", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh",
+    "Sigmoid",
     "Abs", "Sign", "Round", "Floor", "Ceil", "Relu", "Elu", "Softplus", "Identity",
     "StopGradient", "Cast", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal",
     "NotEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "SelectV2", "ClipByValue",
-    "LeakyReluGrad", "LeakyRelu", "Relu6Grad", "Relu6",
+    "LeakyReluGrad", "LeakyRelu", "Relu6Grad", "Relu6", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
+    "Invert",
 })
 
 

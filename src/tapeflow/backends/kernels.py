@@ -316,6 +316,26 @@ def expm1_f64(x):
 
 
 @_jit
+def erf_f32(x):
+    return F32(math.erf(x))
+
+
+@_jit
+def erfc_f32(x):
+    return F32(math.erfc(x))
+
+
+@_jit
+def erf_f64(x):
+    return math.erf(x)
+
+
+@_jit
+def erfc_f64(x):
+    return math.erfc(x)
+
+
+@_jit
 def log1p_f64(x):
     if x > -1.0 or x != x:
         return math.log1p(x)

@@ -78,7 +78,8 @@ def _leaves(values, out):
     return out
 
 
-_WEAK = {builtins.bool: 0, builtins.int: 1, builtins.float: 2}  # Python scalars, by rank
+# Python scalars are ranked bool 0, int 1, float 2; alone, they are NumPy's bool, int64
+# and float64.
 _WEAK_ALONE = (np.dtype(np.bool_), np.dtype(np.int64), np.dtype(np.float64))
 
 
@@ -97,9 +98,8 @@ def _result_np_dtype(values, dtype_likes=False):
         elif isinstance(v, (np.ndarray, np.generic)):
             strong.append(v.dtype)
         elif isinstance(v, (builtins.bool, builtins.int, builtins.float)):
-            weak = builtins.max(weak, _WEAK[builtins.bool if isinstance(v, builtins.bool)
-                                            else builtins.int if isinstance(v, builtins.int)
-                                            else builtins.float])
+            weak = builtins.max(weak, 0 if isinstance(v, builtins.bool)
+                                else 1 if isinstance(v, builtins.int) else 2)
         elif isinstance(v, _dtypes.DType):
             strong.append(v._np)
         elif dtype_likes:
@@ -147,23 +147,31 @@ def _default_float():
     return _dtypes.float32 if _prefer_float32 else _dtypes.float64
 
 
-def _to_dtype(value, dtype):
-    if isinstance(value, _Operators):
-        return _ew.cast(value, dtype)
-    return convert_to_tensor(value, dtype=dtype)
-
-
 def _promote_operands(x, y):
     """What a Tensor operator does first with NumPy behaviour on (TensorFlow's
-    maybe_promote_tensors): both operands in NumPy's result dtype. Operands NumPy's rules
-    do not cover are left for the op to reject."""
-    if isinstance(x, Tensor) and isinstance(y, Tensor) and x.dtype is y.dtype:
+    maybe_promote_tensors): the Tensors and Variables among the operands cast to NumPy's
+    result dtype. Other values are left to the op, which converts them to that dtype (its
+    Tensor operand's); operands NumPy's rules do not cover are left for the op to reject.
+
+    The common cases need no promotion and return at once: an operand of the other's
+    dtype, a Python int with a non-bool tensor (ints are weak: int32 + 2 is int32, float16
+    + 2 float16), a Python float with a float tensor (float16 + 2.5 is float16, unless
+    prefer_float32 makes the float a float32)."""
+    t, s = (x, y) if isinstance(x, _Operators) else (y, x)
+    d, ts = t.dtype, type(s)
+    if (ts is builtins.int and not d.is_bool
+            or ts is builtins.float and d.is_floating and (d.size >= 4 or not _prefer_float32)
+            or isinstance(s, _Operators) and s.dtype is d):
         return x, y
     try:
         dtype = _dtypes.from_numpy(_result_np_dtype((x, y)))
     except (_NotPromotable, TypeError):
         return x, y
-    return _to_dtype(x, dtype), _to_dtype(y, dtype)
+    if isinstance(x, _Operators) and x.dtype is not dtype:
+        x = _ew.cast(x, dtype)
+    if isinstance(y, _Operators) and y.dtype is not dtype:
+        y = _ew.cast(y, dtype)
+    return x, y
 
 
 def _promoted(*values):
@@ -237,6 +245,8 @@ def arange(start, stop=None, step=1, dtype=None):
         return array([], dtype=dtype)
     if step < 0 and ((stop is not None and start < stop) or (stop is None and start > 0)):
         return array([], dtype=dtype)
+    # As TensorFlow's tnp (and unlike NumPy), the range of Python floats is computed in
+    # float32 and then cast: arange(0, 1, 0.1)[3] is 0.30000001192092896 in float64.
     return _ew.cast(_creation.range(start, stop, step), dtype)
 
 
@@ -248,15 +258,15 @@ _TO_INT, _TO_FLOAT = "int", "float"
 def _reduction(fn, a, axis, dtype, keepdims, promote_int=None, bool_fn=None,
                keep_bool=False):
     """tnp's _reduce: `dtype` casts first; otherwise integers and bools become int64
-    (sum) or float64 (mean), and bools reduce with `bool_fn` where NumPy keeps them."""
+    (sum; TensorFlow sums unsigned ints as uint64, a dtype tapeflow lacks) or float64
+    (mean), and bools reduce with `bool_fn` where NumPy keeps them."""
     dtype = _dtype_arg(dtype)
     a = asarray(a, dtype)
     if bool_fn is not None and a.dtype.is_bool and (keep_bool or dtype is _dtypes.bool):
         return bool_fn(a, axis=axis, keepdims=bool(keepdims))
     if dtype is None and (a.dtype.is_integer or a.dtype.is_bool):
         if promote_int == _TO_INT and a.dtype.size < 8:
-            unsigned = a.dtype._np.kind == "u"
-            a = _ew.cast(a, _dtypes.from_numpy(np.dtype(np.uint64 if unsigned else np.int64)))
+            a = _ew.cast(a, _dtypes.int64)
         elif promote_int == _TO_FLOAT:
             a = _ew.cast(a, _dtypes.float64)
     return fn(a, axis=axis, keepdims=bool(keepdims))
@@ -323,24 +333,20 @@ def abs(x):  # NumPy's name
     return _ew.abs(asarray(x))
 
 
-def _bool_aware(numeric, logical):
-    def fn(x1, x2):
-        return logical(x1, x2) if x1.dtype.is_bool else numeric(x1, x2)
-    return fn
-
-
 def maximum(x1, x2):
     """Elementwise maximum in NumPy's result dtype (logical or for bools); against a
     plain 0 it is relu, as TensorFlow's tnp computes it."""
     if (isinstance(x2, numbers.Real) and not isinstance(x2, builtins.bool) and x2 == 0
             and isinstance(x1, Tensor) and not x1.dtype.is_bool):
         return _ew.relu(x1)
-    return _bool_aware(_ew.maximum, _ew.logical_or)(*_promoted(x1, x2))
+    x1, x2 = _promoted(x1, x2)
+    return _ew.logical_or(x1, x2) if x1.dtype.is_bool else _ew.maximum(x1, x2)
 
 
 def minimum(x1, x2):
     """Elementwise minimum in NumPy's result dtype (logical and for bools)."""
-    return _bool_aware(_ew.minimum, _ew.logical_and)(*_promoted(x1, x2))
+    x1, x2 = _promoted(x1, x2)
+    return _ew.logical_and(x1, x2) if x1.dtype.is_bool else _ew.minimum(x1, x2)
 
 
 def matmul(x1, x2):
@@ -349,8 +355,6 @@ def matmul(x1, x2):
     as TensorFlow's tnp raises them. With NumPy behaviour on, `@` runs this."""
     x1, x2 = _promoted(x1, x2)
     try:
-        if x1.ndim == 2 and x2.ndim == 2:
-            return _linalg.matmul(x1, x2)
         if x2.ndim == 1:
             return _linalg.tensordot(x1, x2, axes=1)
         if x1.ndim == 1:
@@ -436,7 +440,7 @@ def _around(t, decimals=None):
 
 
 _TENSOR_METHODS = {
-    "T": lambda t: _transpose(t),
+    "T": _transpose,
     "size": _size,
     "data": lambda t: t,
     "tolist": lambda t: t.numpy().tolist(),
@@ -444,7 +448,7 @@ _TENSOR_METHODS = {
     "ravel": ravel,
     "flatten": _flatten,
     "transpose": transpose,
-    "astype": lambda t, dtype: _ew.cast(t, dtype),
+    "astype": _ew.cast,
     "clip": clip,
     "max": amax,
     "min": amin,

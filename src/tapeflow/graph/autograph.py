@@ -824,7 +824,9 @@ class _ControlFlow(ast.NodeTransformer):
 
     def visit_BoolOp(self, node):
         self.generic_visit(node)
-        if _contains(node.values[1:], _SCOPE_SENSITIVE):  # the first runs in place
+        # Every operand, the first too, goes into a lambda below, where a `:=` would bind
+        # the lambda's local instead of the function's: leave such an expression as is.
+        if _contains(node.values, _SCOPE_SENSITIVE):
             return node
         helper = "and_" if isinstance(node.op, ast.And) else "or_"
         result = node.values[-1]

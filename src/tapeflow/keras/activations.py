@@ -90,80 +90,13 @@ def exponential(x):
     return ops.exp(x)
 
 
-# W. J. Cody's rational approximations of erf and erfc (Math. Comp. 1969, as in Netlib's
-# CALERF), highest power first: about float64 precision, and differentiating them gives
-# erfc's derivative as closely. tapeflow has no erf op to build exact gelu from.
-_ERF_SMALL_NUMERATOR = (1.85777706184603153e-1, 3.16112374387056560e00,
-                        1.13864154151050156e02, 3.77485237685302021e02,
-                        3.20937758913846947e03)
-_ERF_SMALL_DENOMINATOR = (1.0, 2.36012909523441209e01, 2.44024637934444173e02,
-                          1.28261652607737228e03, 2.84423683343917062e03)
-_ERFC_MIDDLE_NUMERATOR = (2.15311535474403846e-8, 5.64188496988670089e-1,
-                          8.88314979438837594e00, 6.61191906371416295e01,
-                          2.98635138197400131e02, 8.81952221241769090e02,
-                          1.71204761263407058e03, 2.05107837782607147e03,
-                          1.23033935479799725e03)
-_ERFC_MIDDLE_DENOMINATOR = (1.0, 1.57449261107098347e01, 1.17693950891312499e02,
-                            5.37181101862009858e02, 1.62138957456669019e03,
-                            3.29079923573345963e03, 4.36261909014324716e03,
-                            3.43936767414372164e03, 1.23033935480374942e03)
-_ERFC_LARGE_NUMERATOR = (1.63153871373020978e-2, 3.05326634961232344e-1,
-                         3.60344899949804439e-1, 1.25781726111229246e-1,
-                         1.60837851487422766e-2, 6.58749161529837803e-4)
-_ERFC_LARGE_DENOMINATOR = (1.0, 2.56852019228982242e00, 1.87295284992346725e00,
-                           5.27905102951428412e-1, 6.05183413124413191e-2,
-                           2.33520497626869185e-3)
-_SMALL, _LARGE = 0.46875, 4.0
-
-
-def _horner(x, coefficients):
-    result = coefficients[0]
-    for c in coefficients[1:]:
-        result = result * x + c
-    return result
-
-
-def _erf_small(x):
-    """erf(x) for |x| < 0.46875."""
-    square = x * x
-    return x * (_horner(square, _ERF_SMALL_NUMERATOR) /
-                _horner(square, _ERF_SMALL_DENOMINATOR))
-
-
-def _erfc_middle(y):
-    """erfc(y) for 0.46875 <= y <= 4."""
-    return ops.exp(-(y * y)) * (_horner(y, _ERFC_MIDDLE_NUMERATOR) /
-                                _horner(y, _ERFC_MIDDLE_DENOMINATOR))
-
-
-def _erfc_large(y):
-    """erfc(y) for y > 4."""
-    inverse_square = 1.0 / (y * y)
-    correction = inverse_square * (_horner(inverse_square, _ERFC_LARGE_NUMERATOR) /
-                                   _horner(inverse_square, _ERFC_LARGE_DENOMINATOR))
-    return ops.exp(-(y * y)) * (1.0 / math.sqrt(math.pi) - correction) / y
-
-
-def _erfc(x):
-    """erfc(x). Each range is evaluated at an input clipped into it, so that the ranges
-    `where` discards give no inf or NaN gradients."""
-    magnitude = ops.abs(x)
-    is_small = magnitude < _SMALL
-    small = 1.0 - _erf_small(ops.where(is_small, x, ops.zeros_like(x)))
-    middle = _erfc_middle(ops.clip_by_value(magnitude, ops.cast(_SMALL, x.dtype),
-                                            ops.cast(_LARGE, x.dtype)))
-    large = _erfc_large(ops.maximum(magnitude, ops.cast(_LARGE, x.dtype)))
-    tail = ops.where(magnitude <= _LARGE, middle, large)  # erfc(|x|)
-    return ops.where(is_small, small, ops.where(x > 0, tail, 2.0 - tail))
-
-
 def gelu(x, approximate=False):
     """x * P(N(0, 1) <= x): exact (Keras 3's default) or with the tanh approximation."""
     x = convert_to_tensor(x)
     if approximate:
         inner = (x + 0.044715 * ops.pow(x, 3.0)) * math.sqrt(2.0 / math.pi)
         return 0.5 * x * (1.0 + ops.tanh(inner))
-    return 0.5 * x * _erfc(x * -math.sqrt(0.5))  # TensorFlow's formula
+    return 0.5 * x * ops.erfc(x * -math.sqrt(0.5))  # TensorFlow's formula
 
 
 def _over_axis(fn, x, axis):

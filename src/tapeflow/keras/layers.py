@@ -168,7 +168,7 @@ class Dense(Layer):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         # lora_alpha only scales a LoRA update, which lora_rank would enable.
         reject_unimplemented(
-            "Dense", kernel_regularizer=(kernel_regularizer, None),
+            type(self).__name__, kernel_regularizer=(kernel_regularizer, None),
             bias_regularizer=(bias_regularizer, None),
             kernel_constraint=(kernel_constraint, None),
             bias_constraint=(bias_constraint, None), lora_rank=(lora_rank, None),
@@ -229,7 +229,7 @@ class BatchNormalization(Layer):
         super().__init__(**kwargs)
         # renorm_clipping and renorm_momentum only tune renorm.
         reject_unimplemented(
-            "BatchNormalization", beta_regularizer=(beta_regularizer, None),
+            type(self).__name__, beta_regularizer=(beta_regularizer, None),
             gamma_regularizer=(gamma_regularizer, None),
             beta_constraint=(beta_constraint, None),
             gamma_constraint=(gamma_constraint, None), renorm=(renorm, False),

@@ -21,8 +21,7 @@ def _clip_by_global_norm(grads, clip_norm):
     norm over all of them; an inf or NaN norm makes every gradient NaN, as in Keras."""
     # Gradients of float32 and float64 variables: the norm in the wider dtype.
     norm_dtype = max((g.dtype for g in grads), key=lambda dtype: dtype.size)
-    squared = [ops.cast(ops.reduce_sum(ops.square(g)), norm_dtype) for g in grads]
-    norm = ops.sqrt(ops.reduce_sum(ops.stack(squared)))
+    norm = ops.global_norm([ops.cast(g, norm_dtype) for g in grads])
     scale = clip_norm * ops.minimum(1.0 / norm, 1.0 / clip_norm) + (norm - norm)
     return [g * ops.cast(scale, g.dtype) for g in grads]
 

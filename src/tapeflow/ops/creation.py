@@ -21,7 +21,7 @@ def _shape_tuple(shape, op_name):
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
     if type(shape) is float or isinstance(shape, (list, tuple)) and any(
-            type(d) is float for d in shape):
+            isinstance(d, (float, np.floating)) for d in shape):
         raise TypeError(f"Cannot convert {shape!r} to EagerTensor of dtype int32 ({op_name}: "
                         f"shape must be a list of ints)")
     try:
@@ -196,7 +196,7 @@ def fill(dims, value, name=None):
     filled = _filled_at_run_time(dims, value, value.dtype)
     if filled is not None:
         return filled
-    if isinstance(dims, (list, tuple)) and any(type(d) is float for d in dims):
+    if isinstance(dims, (list, tuple)) and any(isinstance(d, (float, np.floating)) for d in dims):
         # TensorFlow converts the list to a float tensor, which Fill rejects.
         raise rules.dtype_error(f"Value for attr 'index_type' of float is not in the list of "
                                 f"allowed values: int32, int64; got dims {dims!r} [Op:Fill]",
@@ -246,11 +246,11 @@ def linspace(start, stop, num, name=None, axis=0):
            [1. , 2. , 3. ]], dtype=float32)>
     """
     from .elementwise import cast, zeros_like
-    from .shape import concat, expand_dims, reshape
+    from .shape import _int_scalar, concat, expand_dims, reshape
     start = convert_to_tensor(start)
     stop = convert_to_tensor(stop, dtype=start.dtype)
     n = _count(num)
-    axis = int(np.asarray(axis)) if isinstance(axis, _Operators) else int(axis)
+    axis = _int_scalar(axis, "ExpandDims")  # TensorFlow's error comes from expand_dims
     diff = stop - start  # broadcasts the two, and rejects bool as TensorFlow's Sub does
     if start._shape != diff._shape or None in diff._shape:
         start = start + zeros_like(diff)

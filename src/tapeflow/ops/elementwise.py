@@ -4,13 +4,14 @@ gradient helpers (TanhGrad, SigmoidGrad, ...) as table entries of their own."""
 import operator
 
 import numpy as np
+from scipy import special
 
 from .. import dtypes
-from ..errors import InvalidArgumentError, UnimplementedError
+from ..errors import InvalidArgumentError
 from ..tensor import Tensor, _Operators, convert_to_tensor, scalar_operand
 from . import rules
 from .registry import OpDef, bind, register
-from .rules import any_dtype, is_bool, is_float, is_numeric, named, unbroadcast
+from .rules import any_dtype, is_bool, is_float, is_integer, is_numeric, named, unbroadcast
 
 
 def _quiet(fn):
@@ -62,6 +63,8 @@ SIGMOID_GRAD = _binary(
     "SigmoidGrad", lambda y, dy: dy * (y * (1 - y)), "{1} * ({0} * (1 - {0}))",
     grad=lambda ctx, g: (g * ctx.dy * (1.0 - 2.0 * ctx.y), sigmoid_grad(ctx.y, g)),
     args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types")
+
+
 def _zero_where_dy_is_zero(dy, grad):
     # TensorFlow's Sqrt/Rsqrt/Reciprocal gradient kernels give 0 where the incoming
     # gradient is 0, even at the pole: tf.where(x > 0, tf.sqrt(x), 0) has a finite
@@ -225,6 +228,12 @@ EXP = _unary("Exp", np.exp, "exp_f({0})", saves=("out",),
              grad=lambda ctx, dy: (bind(MUL, (dy, ctx.out)),))
 EXPM1 = _unary("Expm1", np.expm1, "expm1_f({0})",
                grad=lambda ctx, dy: (dy * exp(ctx.x),))
+# erf'(x) = 2/sqrt(pi) exp(-x^2); erfc = 1 - erf.
+_TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
+ERF = _unary("Erf", lambda x: special.erf(x).astype(x.dtype, copy=False), "erf_f({0})",
+             grad=lambda ctx, dy: (dy * (_TWO_OVER_SQRT_PI * exp(-square(ctx.x))),))
+ERFC = _unary("Erfc", lambda x: special.erfc(x).astype(x.dtype, copy=False), "erfc_f({0})",
+              grad=lambda ctx, dy: (dy * (-_TWO_OVER_SQRT_PI * exp(-square(ctx.x))),))
 LOG = _unary("Log", np.log, "log_f({0})",
              grad=lambda ctx, dy: (dy * reciprocal(ctx.x),), domain=(0.2, 3.0))
 LOG1P = _unary("Log1p", np.log1p, "log1p_f({0})",
@@ -357,12 +366,11 @@ def _clip_grad(ctx, dy):
     # t gives it to min, and min > max gives every element to min).
     zeros = zeros_like(dy)
     not_above = ctx.t <= ctx.clip_value_max
-    capped = minimum(ctx.t, ctx.clip_value_max)
-    not_below = capped >= ctx.clip_value_min
-    to_max = logical_and(not_below, logical_not(not_above))
+    not_below = minimum(ctx.t, ctx.clip_value_max) >= ctx.clip_value_min
     return (where(logical_and(not_above, not_below), dy, zeros),
             unbroadcast(where(not_below, zeros, dy), ctx.shapes[1]) if ctx.needs[1] else None,
-            unbroadcast(where(to_max, dy, zeros), ctx.shapes[2]) if ctx.needs[2] else None)
+            unbroadcast(where(logical_and(not_below, logical_not(not_above)), dy, zeros),
+                        ctx.shapes[2]) if ctx.needs[2] else None)
 
 
 CLIP_BY_VALUE = register(OpDef(
@@ -473,6 +481,8 @@ rsqrt = _unary_api(RSQRT)
 reciprocal = _unary_api(RECIPROCAL)
 exp = _unary_api(EXP)
 expm1 = _unary_api(EXPM1)
+erf = _unary_api(ERF)
+erfc = _unary_api(ERFC)
 log = _unary_api(LOG)
 log1p = _unary_api(LOG1P)
 sin = _unary_api(SIN)
@@ -541,47 +551,47 @@ def logical_or(x, y, name=None):
     return bind(LOGICAL_OR, _pair(x, y))
 
 
-def logical_xor(x, y, name="LogicalXor"):
+def logical_xor(x, y, name=None):
     """x ^ y of bool tensors, built as TensorFlow builds it: (x | y) & ~(x & y)."""
     x, y = _pair(x, y)
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)))
 
 
+# -- bitwise ops: what `&`, `|`, `^` and `~` run on integer tensors (no gradient, as TF) --
+
+BITWISE_AND = _binary("BitwiseAnd", np.bitwise_and, "{0} & {1}", allowed=is_integer,
+                      what="integer types")
+BITWISE_OR = _binary("BitwiseOr", np.bitwise_or, "{0} | {1}", allowed=is_integer,
+                     what="integer types")
+BITWISE_XOR = _binary("BitwiseXor", np.bitwise_xor, "{0} ^ {1}", allowed=is_integer,
+                      what="integer types")
+INVERT = _unary("Invert", np.invert, "~{0}", allowed=is_integer, what="integer types")
+
+
 # -- what the Python operators run where TensorFlow's operator differs from its tf.* op ---
-
-def _bitwise(op_name, *xs):
-    """TensorFlow's Bitwise* and Invert ops, which `&`, `|`, `^` and `~` run on integer
-    tensors: tapeflow checks their inputs as TensorFlow does but has no kernel for them."""
-    rules.check_same_dtype(op_name, xs)
-    if not xs[0].dtype.is_integer:
-        rules.check_dtype_in(op_name, xs[0], lambda d: d.is_integer, "integer types")
-    raise UnimplementedError(
-        f"{op_name} (the bitwise operator on {xs[0].dtype.name} tensors) is not implemented "
-        f"in tapeflow; the operator works on bool tensors [Op:{op_name}]", op=op_name)
-
 
 def and_operator(x, y):
     """`x & y`: logical_and when x is bool, else TensorFlow's bitwise and."""
     x, y = _pair(x, y)
-    return logical_and(x, y) if x.dtype.is_bool else _bitwise("BitwiseAnd", x, y)
+    return bind(LOGICAL_AND if x.dtype.is_bool else BITWISE_AND, (x, y))
 
 
 def or_operator(x, y):
     """`x | y`: logical_or when x is bool, else TensorFlow's bitwise or."""
     x, y = _pair(x, y)
-    return logical_or(x, y) if x.dtype.is_bool else _bitwise("BitwiseOr", x, y)
+    return bind(LOGICAL_OR if x.dtype.is_bool else BITWISE_OR, (x, y))
 
 
 def xor_operator(x, y):
     """`x ^ y`: logical_xor when x is bool, else TensorFlow's bitwise xor."""
     x, y = _pair(x, y)
-    return logical_xor(x, y) if x.dtype.is_bool else _bitwise("BitwiseXor", x, y)
+    return logical_xor(x, y) if x.dtype.is_bool else bind(BITWISE_XOR, (x, y))
 
 
 def invert_operator(x):
     """`~x`: logical_not of a bool tensor, else TensorFlow's bitwise invert."""
     x = rules.as_tensor(x)
-    return logical_not(x) if x.dtype.is_bool else _bitwise("Invert", x)
+    return bind(LOGICAL_NOT if x.dtype.is_bool else INVERT, (x,))
 
 
 def multiply_operator(x, y):
@@ -660,7 +670,7 @@ __all__ = [
     "pow", "maximum", "minimum", "squared_difference", "identity", "stop_gradient", "cast",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
     "logical_or", "tensor_equals", "tensor_not_equals", "where", "clip_by_value", "floor_div",
-    "mod", "negative", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "log", "log1p",
+    "mod", "negative", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "erf", "erfc", "log", "log1p",
     "sin", "cos", "tan", "tanh", "sigmoid", "abs", "sign", "round", "floor", "ceil", "relu",
     "elu", "softplus", "logical_not", "logical_xor", "and_operator", "or_operator",
     "xor_operator", "invert_operator", "multiply_operator"]

@@ -216,9 +216,9 @@ def _arg_infer(op_name):
                 f"Reduction axis {axis} is empty in shape {list(shape)} [Op:{op_name}]",
                 op=op_name)
         if output_type not in (dtypes.int32, dtypes.int64):
-            raise InvalidArgumentError(
+            raise rules.dtype_error(
                 f"Value for attr 'output_type' of {output_type.name} is not in the list of "
-                f"allowed values: int16, uint16, int32, int64 [Op:{op_name}]", op=op_name)
+                f"allowed values: int32, int64 [Op:{op_name}]", op_name)
         return shape[:axis] + shape[axis + 1:], output_type
     return infer
 
@@ -300,30 +300,8 @@ CUMPROD = register(OpDef(
 
 # -- public wrappers ------------------------------------------------------------------------
 
-def _check_no_repeated_axis(op_name, axis, rank):
-    """TensorFlow's reduction kernels reject an axis named twice (`[0, 0]`, or `[1, -1]`
-    on a matrix). They check the axes in order, each for its range and then for
-    repeats, so the first bad axis decides the error; a range error is left to
-    normalize_axis."""
-    if isinstance(axis, _Operators):
-        axis = np.asarray(axis).tolist()
-    if not isinstance(axis, (list, tuple, np.ndarray)):
-        return
-    seen = set()
-    for a in axis:
-        if not isinstance(a, (int, np.integer)) or not -rank <= a < rank:
-            return
-        a = int(a) % rank
-        if a in seen:
-            raise InvalidArgumentError(
-                f"Invalid reduction arguments: Axes contains duplicate dimension: {a} "
-                f"[Op:{op_name}]", op=op_name)
-        seen.add(a)
-
-
 def _reduce(op, input_tensor, axis, keepdims):
     x = rules.as_tensor(input_tensor)
-    _check_no_repeated_axis(op.name, axis, len(x._shape))
     axes = rules.normalize_axis(op.name, axis, len(x._shape))
     return bind(op, (x,), {"axis": axes, "keepdims": bool(keepdims)})
 

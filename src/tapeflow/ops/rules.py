@@ -72,6 +72,10 @@ def is_numeric(d):
     return d.is_floating or d.is_integer
 
 
+def is_integer(d):
+    return d.is_integer
+
+
 def is_bool(d):
     return d.is_bool
 
@@ -140,7 +144,11 @@ def as_tensors(*xs):
 
 
 def normalize_axis(op_name, axis, rank):
-    """Axis (int, list, tuple, Tensor or None) as a sorted tuple of non-negative ints."""
+    """Axis (int, list, tuple, Tensor or None) as a sorted tuple of non-negative ints.
+
+    As TensorFlow's reduction kernels, each axis in turn is checked for its range and
+    then for a repeat (`[0, 0]`, or `[1, -1]` on a matrix), so the first bad one decides
+    the error."""
     if axis is None:
         return tuple(range(rank))
     if isinstance(axis, _Operators):
@@ -150,7 +158,8 @@ def normalize_axis(op_name, axis, rank):
         axis = np.asarray(axis).tolist()
     if isinstance(axis, (int, np.integer)):
         axis = (int(axis),)
-    elif isinstance(axis, float):  # TensorFlow converts axis to int32: a float cannot be
+    elif isinstance(axis, (float, np.floating)):  # TensorFlow converts axis to int32:
+        # a float cannot be (a NumPy one neither, here: TensorFlow would truncate it)
         raise TypeError(f"Cannot convert {axis!r} to EagerTensor of dtype int32: the axis "
                         f"of {op_name} must be an integer or a list of them")
     else:  # a list, tuple or array (nested ones too, as TensorFlow reads them as tensors)
@@ -166,8 +175,15 @@ def normalize_axis(op_name, axis, rank):
             raise InvalidArgumentError(
                 f"Invalid reduction dimension {a} for input with {rank} dimensions. "
                 f"[Op:{op_name}]", op=op_name)
-        out.append(a % rank if rank else 0)
-    return tuple(sorted(set(out)))
+        a = a % rank if rank else 0
+        if a in out:
+            if rank:
+                raise InvalidArgumentError(
+                    f"Invalid reduction arguments: Axes contains duplicate dimension: {a} "
+                    f"[Op:{op_name}]", op=op_name)
+            continue  # a scalar's 0 again: infer reports it out of range, once
+        out.append(a)
+    return tuple(sorted(out))
 
 
 def _summed_if_one(g, x, k):

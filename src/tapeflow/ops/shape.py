@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ..errors import UnimplementedError
+from ..errors import InvalidArgumentError, UnimplementedError
 from ..tensor import Tensor, _Operators, convert_to_tensor
 from . import rules
 from .dynamic import (
@@ -58,9 +58,15 @@ def _int_tuple(value, what, op_name=None):
 
 def _int_scalar(value, op_name=None, what="axis"):
     """An int argument (axis, depth, batch_dims): a Python or NumPy integer, or a scalar
-    Tensor. Anything else is a TypeError naming the op (TensorFlow cannot convert a float
-    to int32)."""
+    integer Tensor. A Tensor of another dtype (float, bool) is the InvalidArgumentError
+    TensorFlow's op raises for it ("Value for attr 'Tidx' of float is not in the list of
+    allowed values: int32, int64"); anything else a TypeError naming the op (TensorFlow
+    cannot convert a float to int32)."""
     if isinstance(value, _Operators):
+        if not value.dtype.is_integer:
+            where = f" [Op:{op_name}]" if op_name else ""
+            raise rules.dtype_error(f"{what} must be int32 or int64, got "
+                                    f"{rules.describe(value)}{where}", op_name)
         return int(np.asarray(value))
     try:
         return operator.index(value)
@@ -108,15 +114,11 @@ def _reshape_infer(tensor, shape):
     return shape, tensor.dtype
 
 
-def _reshape_kernel(tensor, shape):
-    if -1 in shape and not np.size(tensor):  # NumPy cannot size a -1 beside a 0
-        shape = _reshape_infer(_Aval(np.shape(tensor), None), shape)[0]
-    return np.reshape(tensor, shape)
-
-
 RESHAPE = register(OpDef(
     name="Reshape", args=("tensor",), infer=_reshape_infer,
-    eager=_reshape_kernel, emit="np.reshape",
+    # A -1 beside a 0, which NumPy's reshape (and the compiled one) cannot size, never
+    # gets here: reshape() gives its size (see there).
+    eager=lambda tensor, shape: np.reshape(tensor, shape), emit="np.reshape",
     grad=lambda ctx, dy: (reshape_to_input(dy, ctx),)))
 
 
@@ -238,6 +240,9 @@ UNPACK = register(OpDef(
 
 
 def _concat_infer(*values, axis):
+    if not values:
+        raise _error("ConcatV2", "ConcatOp needs at least one tensor to concatenate, got an "
+                                 "empty list")
     rules.check_same_dtype("ConcatV2", values)
     first = values[0]._shape
     rank = len(first)
@@ -918,12 +923,31 @@ def reshape(tensor, shape, name=None):
         # unknown until the graph runs: it is what the others leave.
         shape = [-1 if d is None else d for d in shape]
     shape = _int_tuple(shape, "shape", "Reshape")
-    if -1 in shape and 0 in shape and None not in x._shape:
+    if -1 in shape and 0 in shape:
         # TensorFlow sizes a -1 beside a 0 by its own rule (see _reshape_infer), which
-        # the compiled kernels do not know: give them the size. (Other -1s stay, so a
+        # NumPy's reshape and the compiled kernels do not know: give them the size, from
+        # the shape if it is known now, else when the graph runs. (Other -1s stay, so a
         # kernel serves every input shape of a rank.)
-        shape = _reshape_infer(x, shape)[0]
+        try:
+            sized = _reshape_infer(x, shape)[0]
+        except InvalidArgumentError:
+            sized = shape  # bind's infer reports it (inside tf.function, as TensorFlow)
+        if None in sized:
+            return _reshape_beside_zero_at_run_time(x, shape)
+        shape = sized
     return bind(RESHAPE, (x,), {"shape": shape})
+
+
+def _reshape_beside_zero_at_run_time(x, target):
+    """x reshaped to `target`, whose -1 beside a 0 takes the size _reshape_infer gives it
+    (the input's non-zero dimensions over the target's), computed from x's shape when
+    the graph runs."""
+    from .elementwise import maximum
+    from .reduce import reduce_prod
+    known = math.prod(d for d in target if d > 0)
+    size = reduce_prod(maximum(shape(x), 1)) // known
+    dims = [size if d == -1 else d for d in target]
+    return dynamic_reshape(x, stack(dims), hint=[None if d == -1 else d for d in target])
 
 
 def transpose(a, perm=None, conjugate=False, name="transpose"):
@@ -989,7 +1013,7 @@ def _runtime_shape(shape):
     if _is_symbolic(shape):
         return shape, None
     if isinstance(shape, (list, tuple)) and any(_is_symbolic(d) for d in shape):
-        hint = [None if _is_symbolic(d) else _int_scalar(d) for d in shape]
+        hint = [None if _is_symbolic(d) else _int_scalar(d, what="shape") for d in shape]
         from .elementwise import cast
         dims = [cast(d, dtypes.int32) if _is_symbolic(d) else int(d) for d in shape]
         return stack(dims), hint
@@ -1070,9 +1094,6 @@ def concat(values, axis, name="concat"):
         values = [values]
     values = _same_kind(values)
     axis = _int_scalar(axis, "ConcatV2")
-    if not values:
-        raise _error("ConcatV2", "ConcatOp needs at least one tensor to concatenate, got an "
-                                 "empty list")
     if len(values) == 1:
         from .elementwise import identity
         return identity(values[0])
@@ -1304,18 +1325,21 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     """
     p = _tensor(params)
     i = _tensor(indices)
+    if axis is None:
+        axis = batch_dims  # as TensorFlow
+    if isinstance(axis, (float, np.floating, bool, np.bool_)):
+        # TensorFlow passes the axis to the op as a tensor: a float (or bool) one is the
+        # op's InvalidArgumentError, not the TypeError of a conversion to int32
+        axis = convert_to_tensor(axis)
+    axis = _int_scalar(axis, "GatherV2")
     batch_dims = _int_scalar(batch_dims, "GatherV2", "batch_dims")
-    if isinstance(axis, float):  # TensorFlow passes it to the op as a float tensor
-        raise rules.dtype_error(f"axis must be int32 or int64, got {axis!r} [Op:GatherV2]",
-                                "GatherV2")
-    axis = batch_dims if axis is None else _int_scalar(axis, "GatherV2")
     return bind(GATHER, (p, i), {"axis": axis, "batch_dims": batch_dims})
 
 
 def gather_nd(params, indices, batch_dims=0, name=None):
     """Gathers slices of `params` at the coordinates in the last axis of `indices`."""
     return bind(GATHER_ND, (_tensor(params), _tensor(indices)),
-                {"batch_dims": _int_scalar(batch_dims)})
+                {"batch_dims": _int_scalar(batch_dims, "GatherNd", "batch_dims")})
 
 
 def scatter_nd(indices, updates, shape, name=None):
@@ -1327,7 +1351,8 @@ def scatter_nd(indices, updates, shape, name=None):
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     """Sums the rows of `data` into `num_segments` slots picked by `segment_ids`."""
     return bind(SEGMENT_SUM, (_tensor(data), _tensor(segment_ids)),
-                {"num_segments": _int_scalar(num_segments)})
+                {"num_segments": _int_scalar(num_segments, "UnsortedSegmentSum",
+                                             "num_segments")})
 
 
 def where_indices(condition):
@@ -1366,8 +1391,9 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     on = 1 if on_value is None else np.asarray(on_value).item()
     off = 0 if off_value is None else np.asarray(off_value).item()
     return bind(ONE_HOT, (_tensor(indices),),
-                {"depth": _int_scalar(depth), "on_value": on, "off_value": off,
-                 "axis": -1 if axis is None else _int_scalar(axis), "dtype": dtype})
+                {"depth": _int_scalar(depth, "OneHot", "depth"), "on_value": on,
+                 "off_value": off, "axis": -1 if axis is None else _int_scalar(axis, "OneHot"),
+                 "dtype": dtype})
 
 
 __all__ = [
