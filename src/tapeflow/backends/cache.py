@@ -24,9 +24,9 @@ _salt = None
 
 
 def _helper_sources():
-    from . import kernels, numpy_blas
+    from . import kernels, microgemm, numpy_blas
     parts = []
-    for module in (kernels, numpy_blas):
+    for module in (kernels, microgemm, numpy_blas):
         with open(module.__file__, "rb") as f:
             parts.append(f.read())
     # Kernels link to NumPy's bundled BLAS by symbol name: a NumPy upgrade recompiles.

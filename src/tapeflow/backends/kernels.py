@@ -25,7 +25,7 @@ from numba import config, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from . import numpy_blas
+from . import microgemm, numpy_blas
 
 
 def _jit(fn):
@@ -1065,6 +1065,33 @@ def _cblas_gemm(typingctx, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
     return sig, codegen
 
 
+@intrinsic
+def _blas_threads(typingctx):
+    """How many threads NumPy's OpenBLAS would use for a large product."""
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.IntType(32), []), numpy_blas.THREADS_SYMBOL)
+        return builder.sext(builder.call(fn, []), ir.IntType(64))
+    return types.intp(), codegen
+
+
+if config.DISABLE_JIT:  # the intrinsics above, as Python
+    def _cblas_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
+        c[...] = (a.T if trans_a == 112 else a) @ (b.T if trans_b == 112 else b)
+
+    def _blas_threads():
+        return 0  # never microgemm: its tiles are intrinsics too
+
+
+@_jit
+def own_gemm_pays(m, n, k, dtype_is_float32):
+    """Whether microgemm beats OpenBLAS on this product: float32, large enough that its
+    tiles are mostly full (measured: it loses below about 64 x 64 x 64, and on products
+    fewer than two tiles wide), and OpenBLAS would run on one thread."""
+    return (microgemm.ENABLED and dtype_is_float32 and m >= 4 * microgemm.ROWS
+            and n >= 2 * microgemm.WIDTH and m * n * k >= 1 << 20 and _blas_threads() == 1)
+
+
 @_jit
 def gemm(a, b, transpose_a, transpose_b):
     """op(a) @ op(b) of two matrices of one float dtype (op: transpose when asked)."""
@@ -1079,9 +1106,32 @@ def gemm(a, b, transpose_a, transpose_b):
     if k == 0:  # a sum of nothing
         out[:] = 0
         return out
+    if own_gemm_pays(m, n, k, a.itemsize == 4):  # float32 (gemm takes float32 and float64)
+        _own_gemm(a, b, transpose_a, transpose_b, out)
+        return out
     _cblas_gemm(112 if transpose_a else 111, 112 if transpose_b else 111, m, n, k,
                 a, max(1, a.shape[1]), b, max(1, b.shape[1]), out, max(1, n))
     return out
+
+
+def _own_gemm(a, b, transpose_a, transpose_b, out):
+    """out[...] = op(a) @ op(b) by microgemm (float32)."""
+    # one call per case: each keeps its operands' layouts
+    if transpose_a and transpose_b:
+        microgemm.matmul_into(a.T, b.T, out)
+    elif transpose_a:
+        microgemm.matmul_into(a.T, b, out)
+    elif transpose_b:
+        microgemm.matmul_into(a, b.T, out)
+    else:
+        microgemm.matmul_into(a, b, out)
+
+
+@overload(_own_gemm)
+def _own_gemm_impl(a, b, transpose_a, transpose_b, out):
+    if a.dtype == types.float32:
+        return _own_gemm
+    return lambda a, b, transpose_a, transpose_b, out: None  # own_gemm_pays said no
 
 
 # -- draws inside tensor loops (ops/random.py: the NumPy kernels draw the same numbers) ---
