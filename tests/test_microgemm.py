@@ -114,17 +114,37 @@ def one_blas_thread():
 
 
 def test_gemm_chooses_microgemm_for_large_float32_products_on_one_thread(one_blas_thread):
-    pays = kernels.own_gemm_pays
-    assert pays(128, 256, 784, True) == microgemm.ENABLED
-    assert not pays(128, 256, 784, False)  # float64
-    assert not pays(128, 10, 784, True)  # narrower than two tiles
-    assert not pays(16, 256, 784, True)  # too few rows
-    assert not pays(64, 64, 64, True)  # too small to pay
+    pays = kernels.microgemm_pays
+    assert pays(128, 256, 784) == microgemm.ENABLED
+    assert not pays(128, 10, 784)  # narrower than two tiles
+    assert not pays(16, 256, 784)  # too few rows
+    assert not pays(64, 64, 64)  # too small to pay
     rng = np.random.default_rng(2)
     a = rng.standard_normal((128, 784)).astype(np.float32)  # x, as in dW = x.T @ dy
     b = rng.standard_normal((128, 256)).astype(np.float32)
-    np.testing.assert_allclose(kernels.gemm(a, b, True, False),
-                               a.T.astype(np.float64) @ b, rtol=1e-5, atol=1e-4)
+    product = np.empty((784, 256), np.float32)
+    microgemm.matmul_into(a.T, b, product)
+    got = kernels.gemm(a, b, True, False)
+    np.testing.assert_allclose(got, a.T.astype(np.float64) @ b, rtol=1e-5, atol=1e-4)
+    if microgemm.ENABLED:  # the same bits: it went through microgemm
+        np.testing.assert_array_equal(got, product)
+
+
+def test_kernels_of_small_products_do_not_link_microgemm(monkeypatch):
+    """Codegen calls OpenBLAS directly where the sizes are known and microgemm cannot pay,
+    so those kernels neither link to microgemm nor wait for its first compile."""
+    monkeypatch.setattr(tf.config.settings, "compile_mode", "sync")
+    f = tf.function(tf.matmul)
+    small = f.get_concrete_function(tf.ones([16, 32]), tf.ones([32, 64]))
+    large = f.get_concrete_function(tf.ones([128, 784]), tf.ones([784, 256]))
+    unknown = tf.function(tf.matmul, input_signature=[tf.TensorSpec([None, 784]),
+                                                      tf.TensorSpec([784, 256])])
+    assert "blas_gemm(" in small.kernel_source
+    assert " gemm(" in large.kernel_source and "blas_gemm(" not in large.kernel_source
+    assert " gemm(" in unknown.get_concrete_function().kernel_source
+    doubles = f.get_concrete_function(tf.ones([128, 784], tf.float64),
+                                      tf.ones([784, 256], tf.float64))
+    assert "blas_gemm(" in doubles.kernel_source
 
 
 def test_compiled_mlp_gradient_agrees_with_eager(one_blas_thread, monkeypatch):

@@ -1052,6 +1052,22 @@ def _scan(cg, node):
     _out(cg, node, _assign(cg, f"{out}.reshape({_tuple(dims)})"))
 
 
+def _microgemm_may_pay(node):
+    """Whether a product may go to microgemm at run time: float32, and a size that is
+    unknown or large enough. The others call OpenBLAS only, so their kernels neither
+    wait for microgemm's compile nor link to it."""
+    y = node.outputs[0]
+    if y.dtype._np != np.float32:
+        return False
+    a = node.inputs[0]
+    depth = a._shape[-2] if node.attrs["transpose_a"] else a._shape[-1]
+    m, n = y._shape
+    if None in (m, n, depth):
+        return True
+    from .kernels import microgemm_pays
+    return microgemm_pays.py_func(m, n, depth)
+
+
 @lowering("MatMul")
 def _matmul(cg, node):
     a, b = cg.val(node.inputs[0]), cg.val(node.inputs[1])
@@ -1059,7 +1075,8 @@ def _matmul(cg, node):
     an, bn = cg.contiguous(a), cg.contiguous(b)
     if numpy_blas.LIBRARY and y.dtype._np in numpy_blas.SYMBOLS:
         ta, tb = bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])
-        name = _assign(cg, f"gemm({an}, {bn}, {ta}, {tb})")
+        helper = "gemm" if _microgemm_may_pay(node) else "blas_gemm"
+        name = _assign(cg, f"{helper}({an}, {bn}, {ta}, {tb})")
         cg.define(y, Val(name, y.dtype, y._shape, "C", owner=id(y)))
         return
     an = f"{an}.T" if node.attrs["transpose_a"] else an

@@ -1084,47 +1084,92 @@ if config.DISABLE_JIT:  # the intrinsics above, as Python
 
 
 @_jit
-def own_gemm_pays(m, n, k, dtype_is_float32):
-    """Whether microgemm beats OpenBLAS on this product: float32, large enough that its
-    tiles are mostly full (measured: it loses below about 64 x 64 x 64, and on products
-    fewer than two tiles wide), and OpenBLAS would run on one thread."""
-    return (microgemm.ENABLED and dtype_is_float32 and m >= 4 * microgemm.ROWS
-            and n >= 2 * microgemm.WIDTH and m * n * k >= 1 << 20 and _blas_threads() == 1)
+def microgemm_pays(m, n, k):
+    """Whether microgemm beats OpenBLAS (on one thread) on a float32 product of this size:
+    its tiles must be mostly full (measured: it loses below about 64 x 64 x 64, and on
+    products fewer than two tiles wide)."""
+    return (microgemm.ENABLED and m >= 4 * microgemm.ROWS and n >= 2 * microgemm.WIDTH
+            and m * n * k >= 1 << 20)
 
 
 @_jit
-def gemm(a, b, transpose_a, transpose_b):
-    """op(a) @ op(b) of two matrices of one float dtype (op: transpose when asked)."""
+def _gemm_operands(a, b, transpose_a, transpose_b):
     a = np.ascontiguousarray(a)
     b = np.ascontiguousarray(b)
     m = a.shape[1] if transpose_a else a.shape[0]
     k = a.shape[0] if transpose_a else a.shape[1]
     n = b.shape[0] if transpose_b else b.shape[1]
-    out = np.empty((m, n), a.dtype)
+    return a, b, m, k, n, np.empty((m, n), a.dtype)
+
+
+@_jit
+def _blas_gemm_into(a, b, transpose_a, transpose_b, out):
+    m, n = out.shape
+    k = a.shape[0] if transpose_a else a.shape[1]
     if m == 0 or n == 0:
-        return out
+        return
     if k == 0:  # a sum of nothing
         out[:] = 0
-        return out
-    if own_gemm_pays(m, n, k, a.itemsize == 4):  # float32 (gemm takes float32 and float64)
-        _own_gemm(a, b, transpose_a, transpose_b, out)
-        return out
+        return
     _cblas_gemm(112 if transpose_a else 111, 112 if transpose_b else 111, m, n, k,
                 a, max(1, a.shape[1]), b, max(1, b.shape[1]), out, max(1, n))
+
+
+@_jit
+def blas_gemm(a, b, transpose_a, transpose_b):
+    """op(a) @ op(b) of two matrices of one float dtype (op: transpose when asked), by
+    OpenBLAS: the products that microgemm would not take (codegen knows their sizes)."""
+    a, b, _, _, _, out = _gemm_operands(a, b, transpose_a, transpose_b)
+    _blas_gemm_into(a, b, transpose_a, transpose_b, out)
     return out
 
 
-def _own_gemm(a, b, transpose_a, transpose_b, out):
-    """out[...] = op(a) @ op(b) by microgemm (float32)."""
-    # one call per case: each keeps its operands' layouts
-    if transpose_a and transpose_b:
-        microgemm.matmul_into(a.T, b.T, out)
-    elif transpose_a:
-        microgemm.matmul_into(a.T, b, out)
-    elif transpose_b:
-        microgemm.matmul_into(a, b.T, out)
+@_jit
+def gemm(a, b, transpose_a, transpose_b):
+    """op(a) @ op(b), by microgemm where it pays and OpenBLAS would use one thread (it
+    uses all cores by default, and microgemm one), by OpenBLAS otherwise."""
+    a, b, m, k, n, out = _gemm_operands(a, b, transpose_a, transpose_b)
+    if a.itemsize == 4 and microgemm_pays(m, n, k) and _blas_threads() == 1:  # float32
+        _own_gemm(a, b, transpose_a, transpose_b, out)
     else:
-        microgemm.matmul_into(a, b, out)
+        _blas_gemm_into(a, b, transpose_a, transpose_b, out)
+    return out
+
+
+@intrinsic
+def _microgemm(typingctx, a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
+    """microgemm's product (microgemm._product's arguments), called through its C symbol:
+    kernels link to its machine code, compiled once, instead of compiling its code in."""
+    if not all(isinstance(x, types.Array) and x.dtype == types.float32 for x in (a, b, out)):
+        return None
+    microgemm.register()  # before LLVM links this kernel to the symbol
+    sig = types.void(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
+
+    def codegen(context, builder, signature, args):
+        i64, pointer = ir.IntType(64), ir.FloatType().as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [pointer, i64, i64, pointer, i64, i64, pointer,
+                                               i64, i64, i64])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, microgemm.SYMBOL)
+        values = []
+        for ty, value in zip(signature.args, args):
+            if isinstance(ty, types.Array):
+                values.append(cgutils.create_struct_proxy(ty)(context, builder,
+                                                              value=value).data)
+            else:
+                values.append(context.cast(builder, value, ty, types.int64))
+        builder.call(fn, values)
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+def _own_gemm(a, b, transpose_a, transpose_b, out):
+    """out[...] = op(a) @ op(b) by microgemm, for C-contiguous float32 `a` and `b`: a
+    transposed operand is the same buffer read with its steps swapped."""
+    m, n = out.shape
+    depth = a.shape[0] if transpose_a else a.shape[1]
+    a_row, a_step = (1, a.shape[1]) if transpose_a else (a.shape[1], 1)
+    b_row, b_col = (1, b.shape[1]) if transpose_b else (b.shape[1], 1)
+    _microgemm(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
 
 
 @overload(_own_gemm)

@@ -10,17 +10,24 @@ registers across the loop over the depth, and each step is VECTORS loads of the 
 ROWS broadcasts of `a` and ROWS x VECTORS fused multiply-adds. Numba's own loop
 vectorizer does not find this schedule (it vectorizes the reduction over the depth).
 
-Measured on one AVX-512 core, (128, 784) @ (784, 256) in float32: 273 us, against 340 us
-for the OpenBLAS in NumPy's wheels; x.T @ dy of the same sizes: 299 against 327.
-OpenBLAS stays the product wherever it can use several threads, for small or narrow
-products, where a tile would be mostly padding, and for float64, where this kernel did
-not beat it (kernels.gemm chooses). Tiles that overhang the matrix run on zero-padded
-copies, so every shape is exact.
+Measured on one AVX-512 core, interleaved with NumPy in one process: (128, 784) @
+(784, 256) in float32 takes about 290 us, against 345 us for the OpenBLAS in NumPy's
+wheels; x.T @ dy of the same sizes about 310 against 330. OpenBLAS stays the product
+wherever it can use several threads, for small or narrow products, where a tile would
+be mostly padding, and for float64, where this kernel did not beat it (kernels.gemm and
+codegen choose). Tiles that overhang the matrix run on zero-padded copies, so every
+shape is exact.
+
+Kernels do not compile this code in: they call one C function by its symbol (see
+`register`), compiled once and cached like a kernel.
 """
+
+import ctypes
+import threading
 
 import numpy as np
 from llvmlite import binding, ir
-from numba import config, njit, types
+from numba import carray, config, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -184,23 +191,19 @@ def copy_panel(typingctx, b, b_offset, b_row_step, depth, panel):
 
 
 @njit(error_model="numpy", nogil=True)
-def matmul_into(a, b, out):
-    """out[...] = a @ b for 2-D float32 arrays; `a` and `b` at any non-negative strides
-    (transposed views welcome), `out` C-contiguous."""
-    m, depth_total = a.shape
-    n = b.shape[1]
-    size = a.itemsize
-    width = WIDTH
-    a_row, a_step = a.strides[0] // size, a.strides[1] // size
-    b_row, b_col = b.strides[0] // size, b.strides[1] // size
+def _product(a, a_row, a_step, b, b_row, b_col, out, m, depth_total, n):
+    """out[i*n + j] = sum over k of a[i*a_row + k*a_step] * b[k*b_row + j*b_col], for
+    i < m, j < n: a product of two float32 matrices at any non-negative strides, given as
+    flat buffers."""
     if m == 0 or n == 0:
         return
     if depth_total == 0:
         out[:] = 0
         return
+    width = WIDTH
     panel = _aligned_empty(min(DEPTH, depth_total) * width)
-    tile = np.empty(ROWS * width, a.dtype)
-    edge_rows = np.zeros(ROWS * min(DEPTH, depth_total), a.dtype)
+    tile = np.empty(ROWS * width, np.float32)
+    edge_rows = np.zeros(ROWS * min(DEPTH, depth_total), np.float32)
     full_rows = m - m % ROWS
     for k0 in range(0, depth_total, DEPTH):
         depth = min(DEPTH, depth_total - k0)
@@ -208,7 +211,7 @@ def matmul_into(a, b, out):
         if full_rows < m:  # the last rows, zero-padded, laid out (depth, ROWS)
             for r in range(m - full_rows):
                 for k in range(depth):
-                    edge_rows[k * ROWS + r] = a[full_rows + r, k0 + k]
+                    edge_rows[k * ROWS + r] = a[(full_rows + r) * a_row + (k0 + k) * a_step]
         for j0 in range(0, n, width):
             columns = min(width, n - j0)
             if columns == width and b_col == 1:
@@ -216,20 +219,85 @@ def matmul_into(a, b, out):
             else:
                 for k in range(depth):
                     for j in range(columns):
-                        panel[k * width + j] = b[k0 + k, j0 + j]
+                        panel[k * width + j] = b[(k0 + k) * b_row + (j0 + j) * b_col]
                     for j in range(columns, width):
                         panel[k * width + j] = 0
-            for i0 in range(0, full_rows, ROWS):
-                if columns == width:
-                    micro_tile(a, i0 * a_row + k0 * a_step, a_row, a_step, panel, depth,
-                               out, i0 * n + j0, n, later)
+            for i0 in range(0, m, ROWS):  # one call site: the tile code is inlined once
+                whole_rows = i0 < full_rows
+                if whole_rows:
+                    rows, row_start, row_step, depth_step = (a, i0 * a_row + k0 * a_step,
+                                                             a_row, a_step)
                 else:
-                    micro_tile(a, i0 * a_row + k0 * a_step, a_row, a_step, panel, depth,
-                               tile, 0, width, False)
-                    _store_tile(tile, width, out, i0, j0, ROWS, columns, later)
-            if full_rows < m:
-                micro_tile(edge_rows, 0, 1, ROWS, panel, depth, tile, 0, width, False)
-                _store_tile(tile, width, out, full_rows, j0, m - full_rows, columns, later)
+                    rows, row_start, row_step, depth_step = edge_rows, 0, 1, ROWS
+                direct = whole_rows and columns == width
+                if direct:
+                    target, target_start, target_step = out, i0 * n + j0, n
+                else:
+                    target, target_start, target_step = tile, 0, width
+                micro_tile(rows, row_start, row_step, depth_step, panel, depth,
+                           target, target_start, target_step, later and direct)
+                if not direct:
+                    _store_tile(tile, width, out, n, i0, j0, min(ROWS, m - i0), columns,
+                                later)
+
+
+@njit(error_model="numpy", nogil=True)
+def entry_body(a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
+    """_product on raw pointers (the C function's arguments)."""
+    if m <= 0 or n <= 0:
+        return
+    a_size = (m - 1) * a_row + (depth - 1) * a_step + 1 if depth > 0 else 0
+    b_size = (depth - 1) * b_row + (n - 1) * b_col + 1 if depth > 0 else 0
+    _product(carray(a, a_size), a_row, a_step, carray(b, b_size), b_row, b_col,
+             carray(out, m * n), m, depth, n)
+
+
+_POINTER = types.CPointer(types.float32)
+SIGNATURE = types.void(_POINTER, types.intp, types.intp, _POINTER, types.intp, types.intp,
+                       _POINTER, types.intp, types.intp, types.intp)
+SYMBOL = "tapeflow_microgemm_f32"
+# The C function lives in a generated module in tapeflow's cache directory, as kernels
+# do, so that Numba caches its machine code there, under the same key rules.
+_ENTRY_SOURCE = '''"""Generated by tapeflow (backends/microgemm.py); do not edit."""
+from numba import cfunc
+
+from tapeflow.backends.microgemm import SIGNATURE, entry_body
+
+
+@cfunc(SIGNATURE, cache=True, error_model="numpy")
+def entry(a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
+    entry_body(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
+'''
+_entry_point = None
+_entry_lock = threading.Lock()
+
+
+def register():
+    """Compiles the product as a C function (or loads it from the cache) and gives LLVM
+    its address under SYMBOL. Kernels call it by that name, so they link to it instead of
+    compiling (and optimizing again) its code each: that would add seconds to every
+    kernel with a matrix product. Returns the compiled function."""
+    global _entry_point
+    with _entry_lock:
+        if _entry_point is None:
+            from . import cache
+            compiled = cache.load(_ENTRY_SOURCE, cache.key(_ENTRY_SOURCE)).entry
+            binding.add_symbol(SYMBOL, compiled.address)
+            _entry_point = compiled
+    return _entry_point
+
+
+def matmul_into(a, b, out):
+    """out[...] = a @ b through the C function the kernels call: float32 matrices, `a`
+    and `b` at any non-negative strides (transposed views welcome), `out` C-contiguous."""
+    (m, depth), (depth_b, n) = a.shape, b.shape
+    if depth != depth_b or out.shape != (m, n) or not out.flags.c_contiguous or any(
+            x.dtype != np.float32 for x in (a, b, out)):
+        raise ValueError(f"matmul_into: {a.shape} @ {b.shape} into {out.shape}, float32")
+    pointer = ctypes.POINTER(ctypes.c_float)
+    register().ctypes(a.ctypes.data_as(pointer), *(s // 4 for s in a.strides),
+                      b.ctypes.data_as(pointer), *(s // 4 for s in b.strides),
+                      out.ctypes.data_as(pointer), m, depth, n)
 
 
 @njit(error_model="numpy", nogil=True)
@@ -242,10 +310,10 @@ def _aligned_empty(size):
 
 
 @njit(error_model="numpy", nogil=True, inline="always")
-def _store_tile(tile, width, out, i0, j0, rows, columns, accumulate):
+def _store_tile(tile, width, out, n, i0, j0, rows, columns, accumulate):
     for r in range(rows):
         for j in range(columns):
             if accumulate:
-                out[i0 + r, j0 + j] += tile[r * width + j]
+                out[(i0 + r) * n + j0 + j] += tile[r * width + j]
             else:
-                out[i0 + r, j0 + j] = tile[r * width + j]
+                out[(i0 + r) * n + j0 + j] = tile[r * width + j]

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph import passes
-from . import cache, codegen
+from . import cache, codegen, microgemm
 from .codegen import Unsupported
 
 __all__ = ["CompiledGraph", "Unsupported", "compile_graph"]
@@ -237,6 +237,8 @@ def compile_graph(graph):
     module = cache.load(source, digest)
     kernel = module.kernel
     if hasattr(kernel, "compile"):  # not under NUMBA_DISABLE_JIT=1 (kernels run as Python)
+        if re.search(r"\bgemm\(", source):  # a cached kernel links to it as it loads
+            microgemm.register()
         kernel.compile(tuple(_numba_type(p) for p in params))
     return CompiledGraph(optimized, kernel, params, cg, output_specs, assigned, source,
                          digest)
