@@ -23,12 +23,12 @@ Kernels do not compile this code in: they call one C function by its symbol (see
 """
 
 import ctypes
-import threading
 
 import numpy as np
 from llvmlite import binding, ir
 from numba import carray, config, njit, types
 from numba.core import cgutils
+from numba.core.compiler_lock import global_compiler_lock
 from numba.extending import intrinsic
 
 
@@ -269,7 +269,6 @@ def entry(a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
     entry_body(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
 '''
 _entry_point = None
-_entry_lock = threading.Lock()
 
 
 def register():
@@ -278,7 +277,9 @@ def register():
     compiling (and optimizing again) its code each: that would add seconds to every
     kernel with a matrix product. Returns the compiled function."""
     global _entry_point
-    with _entry_lock:
+    # Numba's own lock, not one of ours: a thread compiling a kernel holds it when it
+    # gets here, and a second lock taken in the other order could deadlock.
+    with global_compiler_lock:
         if _entry_point is None:
             from . import cache
             compiled = cache.load(_ENTRY_SOURCE, cache.key(_ENTRY_SOURCE)).entry
