@@ -57,8 +57,6 @@ LANES = VECTOR_BYTES // 4  # float32 lanes in one vector
 ROWS = 8 if VECTOR_BYTES == 64 else 6
 VECTORS = 2
 DEPTH = 256  # a float32 panel (256 x 32) is 32 KiB: it stays in L1 beside a's rows
-
-
 WIDTH = VECTORS * LANES  # the columns of one tile and one panel
 _VEC = ir.VectorType(ir.FloatType(), LANES)
 
