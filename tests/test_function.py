@@ -815,7 +815,7 @@ def test_concrete_function_checks_what_it_is_called_with():
     with pytest.raises(TypeError, match="float32 tensor of shape \\(2,\\); the trace "
                                         "expects int32"):
         concrete(tf.constant([3.7, 5.9]))
-    with pytest.raises(TypeError, match="takes 1 tensors, got 2"):
+    with pytest.raises(TypeError, match="too many positional arguments"):
         concrete(tf.constant([3]), tf.constant([4]))
 
 
@@ -2029,3 +2029,47 @@ def test_concrete_function_lists_its_inputs_and_outputs():
     assert concrete.output_shapes == {"total": tf.TensorShape([]),
                                       "scaled": tf.TensorShape([None, 3])}
     assert concrete.output_dtypes == {"total": tf.float32, "scaled": tf.float32}
+
+
+def test_concrete_function_binds_the_functions_parameters():
+    """As TensorFlow: tensors by position or keyword; the Python values the trace fixed
+    may be repeated or left out, never changed."""
+    @tf.function
+    def f(x, y=2.0, z=None):
+        return x * y + z
+
+    concrete = f.get_concrete_function(tf.TensorSpec([None], tf.float32),
+                                       z=tf.TensorSpec([], tf.float32))
+    x, z = tf.constant([1.0, 2.0]), tf.constant(1.0)
+    for call in (lambda: concrete(x, z), lambda: concrete(x=x, z=z),
+                 lambda: concrete(x, z=z), lambda: concrete(x, 2.0, z),
+                 lambda: concrete(z=z, y=2.0, x=x)):
+        np.testing.assert_array_equal(call().numpy(), [3.0, 5.0])
+    for call, message in ((lambda: concrete(x, y=3.0, z=z), "trace was made for 2.0"),
+                          (lambda: concrete(x=x), "missing a required argument: 'z'"),
+                          (lambda: concrete(x, z=z, w=1), "unexpected keyword argument 'w'"),
+                          (lambda: concrete(x, x=x, z=z), "multiple values for argument")):
+        with pytest.raises(TypeError, match=message):
+            call()
+    assert concrete.structured_input_signature == (
+        (tf.TensorSpec([None], tf.float32, "x"), 2.0, tf.TensorSpec([], tf.float32, "z")), {})
+    assert [s.name for s in concrete.structured_input_signature[0][::2]] == ["x", "z"]
+
+
+def test_structured_input_signature_names_structures_and_star_args():
+    @tf.function
+    def product(pair, *rest, scale=2.0, bias):
+        return pair[0] * pair[1] * scale + bias + sum(rest)
+
+    concrete = product.get_concrete_function((tf.constant(2.0), tf.constant(3.0)),
+                                             tf.constant(1.0), bias=tf.constant(0.5))
+    args, kwargs = concrete.structured_input_signature
+    assert [s.name for s in args[0]] == ["pair_0", "pair_1"]
+    assert args[1].name == "rest_0"
+    assert kwargs == {"scale": 2.0, "bias": tf.TensorSpec([], tf.float32)}
+    assert kwargs["bias"].name == "bias"
+    # A function with *args takes its tensors positionally only.
+    assert float(concrete(tf.constant(2.0), tf.constant(3.0), tf.constant(1.0),
+                          tf.constant(0.5))) == 13.5
+    with pytest.raises(TypeError, match="positionally"):
+        concrete(pair=(tf.constant(2.0), tf.constant(3.0)), bias=tf.constant(0.5))

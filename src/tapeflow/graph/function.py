@@ -237,12 +237,77 @@ def _zeros(shape, dtype):
     return zeros(shape, dtype=dtype)
 
 
+class _CallSignature:
+    """A trace's call, bound to the Python function's parameters: which tensors a call
+    of the ConcreteFunction passes, by position or keyword, and which Python values it
+    must repeat (or leave out)."""
+
+    def __init__(self, signature, names, traced_args, traced_kwargs):
+        self._signature = signature
+        # (parameter, traced value: placeholders for tensors) in flat tensor order
+        self._params = list(zip(names, traced_args)) + sorted(traced_kwargs.items())
+        self._n_args = len(traced_args)
+
+    def structured(self):
+        def specs_of(value, name):
+            # As TensorFlow: a structure's tensors are named pair_0, pair_1, ...
+            leaves = nest.flatten(value)
+            names = [name] if len(leaves) == 1 else [f"{name}_{i}" for i in range(len(leaves))]
+            return nest.pack_sequence_as(value, [
+                TensorSpec(v._shape, v.dtype, n) if isinstance(v, Tensor) else v
+                for v, n in zip(leaves, names)])
+        specs = [(name, specs_of(value, name)) for name, value in self._params]
+        return tuple(v for _, v in specs[:self._n_args]), dict(specs[self._n_args:])
+
+    def tensors_of(self, name, args, kwargs):
+        """The flat tensors of a call `name(*args, **kwargs)`."""
+        if self._signature is None or any(
+                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                for p in self._signature.parameters.values()):
+            raise TypeError(f"{name}: the ConcreteFunction of a function with *args or "
+                            f"**kwargs (or no signature) takes its tensors positionally")
+        try:
+            given = self._signature.bind_partial(*args, **kwargs).arguments
+        except TypeError as e:
+            raise TypeError(f"{name}: {e}") from None
+        flat = []
+        for param, traced in self._params:
+            traced_leaves = nest.flatten(traced)
+            holds_tensors = any(isinstance(v, Tensor) for v in traced_leaves)
+            if param not in given:
+                if holds_tensors:
+                    raise TypeError(f"{name}: missing a required argument: '{param}'")
+                continue
+            leaves = nest.flatten(given[param])
+            if len(leaves) != len(traced_leaves):
+                raise TypeError(f"{name}: argument '{param}' has {len(leaves)} values where "
+                                f"the trace has {len(traced_leaves)}")
+            for value, fixed in zip(leaves, traced_leaves):
+                if isinstance(fixed, Tensor):
+                    flat.append(value)
+                elif not _same_python_value(value, fixed):
+                    raise TypeError(f"{name}: argument '{param}' is {value!r}, but this "
+                                    f"trace was made for {fixed!r}; call the tf.function "
+                                    f"itself to trace for another value")
+        return flat
+
+
+def _same_python_value(a, b):
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
 class ConcreteFunction:
     """One trace of a tf.function: its graph, how to run it, and its gradient."""
 
     def __init__(self, graph, structured_outputs, output_slots, name, retrace=None,
-                 split_calls=True):
+                 split_calls=True, call_signature=None):
         self.graph = graph
+        # The traced call, as the Python function's parameters see it (a _CallSignature),
+        # for keyword calls and structured_input_signature; None for internal traces.
+        self._call_signature = call_signature
         # retrace(flat_inputs) -> flat outputs: runs the Python function again in the
         # current context (needed when the graph holds custom gradients).
         self._retrace = retrace
@@ -275,9 +340,15 @@ class ConcreteFunction:
                               saves=arg_names, n_out=len(graph.outputs))
 
     # -- running --------------------------------------------------------------------------
-    def __call__(self, *args):
-        flat = [convert_to_tensor(a) for a in nest.flatten(args)]
+    def __call__(self, *args, **kwargs):
         placeholders = self.graph.inputs
+        flat = nest.flatten(args)
+        if kwargs or (len(flat) != len(placeholders) and self._call_signature is not None):
+            if self._call_signature is None:
+                raise TypeError(f"{self.name} takes its tensors positionally")
+            # As TensorFlow: the original function's parameters, by position or keyword.
+            flat = self._call_signature.tensors_of(self.name, args, kwargs)
+        flat = [convert_to_tensor(a) for a in flat]
         if len(flat) != len(placeholders):
             raise TypeError(f"{self.name} takes {len(placeholders)} tensors, got {len(flat)}")
         for i, (x, p) in enumerate(zip(flat, placeholders)):
@@ -286,6 +357,14 @@ class ConcreteFunction:
                                 f"shape {TensorShape(x._shape)}; the trace expects "
                                 f"{p.dtype.name} of shape {TensorShape(p._shape)}")
         return self._structured(self._call_flat(flat))
+
+    @property
+    def structured_input_signature(self):
+        """(args, kwargs) of the traced call: a TensorSpec named after its parameter for
+        each tensor, and the Python values the trace holds fixed."""
+        if self._call_signature is None:
+            return (tuple(TensorSpec(p._shape, p.dtype) for p in self.graph.inputs), {})
+        return self._call_signature.structured()
 
     @property
     def inputs(self):
@@ -941,15 +1020,20 @@ class Function:
             return [leaf if isinstance(leaf, Tensor) else leaf.read_value()
                     for leaf in nest.flatten(again) if isinstance(leaf, _Operators)]
 
+        call_signature = _CallSignature(self._signature, names, traced_args, traced_kwargs)
         return ConcreteFunction(graph, result, slots, f"{self._name}_{self._graph_count}",
-                                retrace)
+                                retrace, call_signature=call_signature)
 
     def _parameter_names(self, n_args):
-        names = []
+        names, rest = [], "args"
         if self._signature is not None:
-            names = [p.name for p in self._signature.parameters.values()
+            params = self._signature.parameters.values()
+            names = [p.name for p in params
                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        return (names + [f"args_{i}" for i in range(len(names), n_args)])[:n_args]
+            rest = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), rest)
+        # As TensorFlow: *xs's tensors are xs_0, xs_1, ...
+        extra = [f"{rest}_{i}" for i in range(n_args - len(names))]
+        return (names + extra)[:n_args]
 
     def __call__(self, *args, **kwargs):
         if settings.run_functions_eagerly:
