@@ -979,6 +979,26 @@ def test_shape_error_while_tracing_names_the_user_line():
     assert f"{THIS_FILE}:{line_of(product.python_function, 'tf.matmul(c, b)')}" in message
 
 
+def test_errors_of_ops_on_constants_while_tracing_are_graph_errors():
+    """An op whose inputs are all constants runs while tracing (folded), but TensorFlow
+    would build it into the graph: its errors are graph construction's, with the line."""
+    @tf.function
+    def bad_reshape(x):
+        return x + tf.reshape(tf.ones([6]), [5, 7])
+
+    @tf.function
+    def empty_concat(x):
+        return x + tf.concat([], 0)
+
+    for fn, needle in ((bad_reshape, "tf.reshape(tf.ones([6]), [5, 7])"),
+                       (empty_concat, "tf.concat([], 0)")):
+        with pytest.raises(ValueError) as info:
+            fn(tf.ones([2]))
+        assert f"{THIS_FILE}:{line_of(fn.python_function, needle)}" in str(info.value)
+    with pytest.raises(tf.errors.InvalidArgumentError):  # eagerly, as TensorFlow
+        tf.reshape(tf.ones([6]), [5, 7])
+
+
 def test_dtype_error_while_tracing_names_the_user_line():
     @tf.function
     def mixed(a, b):

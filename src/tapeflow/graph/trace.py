@@ -109,6 +109,16 @@ def _leaked(x):
         f"can carry a list as a loop variable)")
 
 
+def infer_folded(op, inputs, attrs):
+    """infer() of an op that tracing runs now, its inputs all constants: TensorFlow would
+    build it into the graph, so its errors are those of building one (TypeError,
+    ValueError), with the user's line."""
+    try:
+        return op.infer(*inputs, **attrs)
+    except (OpError, ValueError, TypeError) as e:
+        raise _with_location(e, user_location()) from None
+
+
 def bind_symbolic(graph, op, inputs, attrs):
     """bind() while tracing: infer the outputs, append a Node, let tapes record it."""
     for x in inputs:

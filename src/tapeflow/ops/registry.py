@@ -232,7 +232,9 @@ def bind(op, inputs, attrs=_NO_ATTRS):
             or _too_big_to_fold(op, inputs, attrs)):
         from ..graph.trace import bind_symbolic
         return bind_symbolic(graph, op, inputs, attrs)
-    if attrs:
+    if graph is not None:
+        pass  # folding constants while tracing: _too_big_to_fold checked the inputs
+    elif attrs:
         op.infer(*inputs, **attrs)
     else:  # the common case, without building keyword dicts
         op.infer(*inputs)
@@ -264,8 +266,10 @@ _FOLD_LIMIT = 1 << 16  # elements
 def _too_big_to_fold(op, inputs, attrs):
     """While tracing, an op on constants runs at once (folding it), unless its result is
     large: a graph should not carry (and pass on every call) a 16 MB array of ones that a
-    broadcast node makes in the kernel for free."""
-    avals = op.infer(*inputs, **attrs)
+    broadcast node makes in the kernel for free. Checks the inputs (infer) as a traced
+    op's: TensorFlow would build the op into the graph."""
+    from ..graph.trace import infer_folded
+    avals = infer_folded(op, inputs, attrs)
     for shape, _ in ([avals] if op.n_out == 1 else avals):
         size = 1
         for d in shape:
