@@ -1056,8 +1056,9 @@ def _microgemm_may_pay(node):
     """Whether a product may go to microgemm at run time: float32, and a size that is
     unknown or large enough. The others call OpenBLAS only, so their kernels neither
     wait for microgemm's compile nor link to it."""
+    from . import microgemm
     y = node.outputs[0]
-    if y.dtype._np != np.float32:
+    if y.dtype._np != np.float32 or not microgemm.ENABLED:
         return False
     a = node.inputs[0]
     depth = a._shape[-2] if node.attrs["transpose_a"] else a._shape[-1]
