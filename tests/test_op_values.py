@@ -529,3 +529,23 @@ def test_argmax_output_type_must_be_an_integer_type():
 def test_logical_xor():
     got = tf.math.logical_xor(tf.constant([True, False, True]), tf.constant([True, True, False]))
     np.testing.assert_array_equal(got.numpy(), [False, True, True])
+
+
+def test_relu_gradients_multiply_as_tensorflow(monkeypatch):
+    """TensorFlow's ReluGrad and Relu6Grad are dy * mask: an Inf or NaN gradient stays NaN
+    where the mask is 0 (checked against TensorFlow 2.21), eagerly and compiled."""
+    from tapeflow.ops.elementwise import RELU_GRAD
+    from tapeflow.ops.nn import RELU6_GRAD
+    from tapeflow.ops.registry import bind
+
+    dy = tf.constant([np.nan, np.inf, np.inf, np.nan, -2.0, 1.0])
+    x = tf.constant([-1.0, 2.0, -3.0, 0.0, -1.0, 2.0])
+    expected = np.array([np.nan, np.inf, np.nan, np.nan, -0.0, 1.0], np.float32)
+
+    def both(dy, x):
+        return bind(RELU_GRAD, (dy, x)), bind(RELU6_GRAD, (dy, x))
+
+    monkeypatch.setattr(tf.config.settings, "compile_mode", "sync")
+    for got in (*both(dy, x), *tf.function(both)(dy, x)):
+        np.testing.assert_array_equal(got.numpy(), expected)
+        assert np.signbit(got.numpy()[4])  # -2 * 0 is -0, as TensorFlow's product

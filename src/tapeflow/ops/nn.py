@@ -443,14 +443,14 @@ def leaky_relu(features, alpha=0.2, name=None):
 
 
 def _relu6_grad_kernel(gradients, features):
-    inside = (features > 0) & (features < 6)
-    return np.where(inside, gradients, np.zeros((), gradients.dtype))
+    # As TensorFlow's kernel, a product: NaN or Inf gradients stay NaN outside (0, 6).
+    return gradients * ((features > 0) & (features < 6))
 
 
 RELU6_GRAD = register(OpDef(
     name="Relu6Grad", args=("gradients", "features"),
     infer=named("Relu6Grad", rules.binary(is_float, "float types")),
-    eager=_quiet(_relu6_grad_kernel), emit="({0} if 0 < {1} < 6 else 0)", elementwise=True,
+    eager=_quiet(_relu6_grad_kernel), emit="({0} if 0 < {1} < 6 else {0} * 0)", elementwise=True,
     saves=("features",),
     grad=lambda ctx, g: (unbroadcast(bind(RELU6_GRAD, (g, ctx.features)), ctx.shapes[0]),
                          None),
