@@ -229,6 +229,16 @@ class Tensor(_Operators):
     def experimental_ref(self):
         return self.ref()
 
+    @property
+    def assign(self):
+        # TensorFlow gives `variable[key]` (and no other tensor) an `assign`. The read
+        # cannot be of a subclass (graph execution tells node outputs by `type(x) is
+        # Symbolic`), so variable.py marks it through `_var` instead: see Variable.__getitem__.
+        assign = getattr(getattr(self, "_var", None), "assign_slice", None)
+        if assign is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'assign'")
+        return assign
+
     # -- NumPy methods: only with NumPy behaviour on (tapeflow.experimental.numpy) -------
     T = _NumpyMethod(is_property=True)
     size = _NumpyMethod(is_property=True)

@@ -3,6 +3,8 @@
 import numpy as np
 
 from . import context
+from . import ops as _ops
+from .errors import InvalidArgumentError
 from .tensor import Tensor, TensorShape, _Operators, _next_id, _numpy_text, convert_to_tensor
 
 
@@ -161,6 +163,12 @@ class Variable(_Operators):
         self._update(delta, _subtract, "assign_sub")
         return _UnreadVariable(self) if read_value else None
 
+    def __getitem__(self, key):
+        t = _ops.strided_slice(self, key)  # a read like any other: gradients flow through it
+        # As in TensorFlow this read alone gets `assign` (Tensor.assign looks here).
+        t._var = _Slice(self, key)
+        return t
+
     # -- Python protocol ----------------------------------------------------------------
     def _repr_name(self):
         return self.name
@@ -242,3 +250,89 @@ def _add(a, b):
 
 def _subtract(a, b):
     return a - b
+
+
+class _Slice:
+    """`variable[key]` as the target of `assign`: the `_var` of that read.
+
+    TensorFlow's slice has `assign(val, name=None)` only (no read_value, no assign_add),
+    returning the UnreadVariable. It broadcasts the value by its own rule (_leading_ones).
+    """
+
+    __slots__ = ("key", "variable")
+
+    def __init__(self, variable, key):
+        while isinstance(variable, _UnreadVariable):  # graphs index the variable itself
+            variable = variable._target
+        self.variable = variable
+        self.key = key
+
+    def assign_slice(self, val, name=None):
+        var = self.variable
+        value = convert_to_tensor(val, dtype=var.dtype)
+        # The variable's flat positions that the key selects, by the read's own rules
+        # (and errors); with tensors in the key, known only when a traced function runs.
+        positions = _ops.strided_slice(_positions(var._shape), self.key)
+        if positions._value is not None and positions._value.size == 0:
+            return _UnreadVariable(var)  # TensorFlow then checks nothing, changes nothing
+        drop = _leading_ones(value._shape, positions._shape)
+        graph = context.current_graph.get()
+        if graph is None:
+            update = np.reshape(value._value, value._shape[drop:])
+            new = np.array(var._value, copy=True)
+            np.put(new, positions._value, np.broadcast_to(update, positions._shape))
+            var._value = _as_value(new)
+        else:
+            if drop:
+                value = _ops.squeeze(value, axis=list(range(drop)))
+            shape = positions._shape
+            value = _ops.broadcast_to(value, _ops.shape(positions) if None in shape else shape)
+            var._set(_traced_update(graph, var, positions, value))
+        return _UnreadVariable(var)
+
+
+def _positions(shape):
+    size = int(np.prod(shape, dtype=np.int64))
+    dtype = np.int32 if size < 2 ** 31 else np.int64
+    return convert_to_tensor(np.arange(size, dtype=dtype).reshape(shape))
+
+
+def _leading_ones(have, shape):
+    """How many leading dimensions (all 1) of a value of shape `have` to drop before it
+    broadcasts to the slice's `shape`, by TensorFlow's StridedSliceAssign rule: then each
+    dimension must equal the slice's or be 1 (not NumPy's rule: a value may have more
+    dimensions than the slice). Dimensions known only when a traced function runs are
+    left to broadcast_to."""
+    drop = max(len(have) - len(shape), 0)
+    aligned = (1,) * (len(shape) - len(have)) + have[drop:]
+    if any(d != 1 for d in have[:drop]) or any(
+            a != b and a != 1 and a is not None and b is not None
+            for a, b in zip(aligned, shape)):
+        raise InvalidArgumentError(
+            f"Cannot broadcast input shape {_dims(have)} into final shape {_dims(shape)} "
+            f"[Op:ResourceStridedSliceAssign]", op="ResourceStridedSliceAssign")
+    return drop
+
+
+def _dims(shape):
+    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _traced_update(graph, var, positions, value):
+    """The variable's new value inside a traced function. Each element is picked (one
+    gather) from the current value or from `value`, never computed from them: NaN and Inf
+    outside the slice stay as they are."""
+    from .graph.variables import traced_read
+    flat = _ops.reshape(positions, [-1])
+    total = int(np.prod(var._shape, dtype=np.int64))
+    # picks[i]: i where the slice leaves element i, else total + j for positions[j] == i
+    # (the j-th element of the update, after the current value in `both`).
+    count = flat._shape[0]
+    if count is None:  # a slice with tensor bounds
+        count = _ops.size(flat, out_type=flat.dtype)
+    moved = _ops.range(count, dtype=flat.dtype) + total - flat
+    picks = _ops.range(total, dtype=flat.dtype) + _ops.scatter_nd(
+        _ops.reshape(flat, [-1, 1]), moved, [total])
+    both = _ops.concat([_ops.reshape(traced_read(graph, var), [-1]),
+                        _ops.reshape(value, [-1])], 0)
+    return _ops.reshape(_ops.gather(both, picks), var._shape)
