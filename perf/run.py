@@ -21,7 +21,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
 if hasattr(os, "sched_setaffinity") and os.environ.get("TAPEFLOW_PERF_ALL_CORES") != "1":
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
-BENCHMARKS = ["eager_chain", "small_graphs", "mlp", "elementwise", "rnn", "rnn_outputs",
+BENCHMARKS = ["eager_chain", "small_graphs", "mlp", "matmul", "elementwise", "rnn", "rnn_outputs",
               "jacobians", "first_call", "cold_start"]
 
 
