@@ -3,6 +3,8 @@ differentiate a call as one tape entry whose gradient is itself a traced functio
 
 import functools
 import inspect
+import os
+import queue
 import threading
 import time
 import types
@@ -237,6 +239,38 @@ def _zeros(shape, dtype):
     return zeros(shape, dtype=dtype)
 
 
+class _CompileWorker:
+    """One daemon thread that runs the background compiles, in order. Starting a thread
+    per trace cost the call that started it about 0.15 ms (a thread's start waits for the
+    thread to run); queueing a job costs microseconds. Numba compiles one function at a
+    time anyway (its compiler lock). A daemon, so that exiting never waits for a compile."""
+
+    def __init__(self):
+        self._jobs = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._pid = None  # the process whose thread it is: a forked child starts its own
+
+    def submit(self, job):
+        self._jobs.put(job)
+        if self._pid != os.getpid():
+            with self._lock:
+                if self._pid != os.getpid():
+                    threading.Thread(target=self._run, daemon=True,
+                                     name="tapeflow-compile").start()
+                    self._pid = os.getpid()
+
+    def _run(self):
+        while True:
+            job = self._jobs.get()
+            try:
+                job()
+            except Exception:  # noqa: BLE001 - _compile records its failures; nothing
+                continue       # else may stop the compiles queued after this one
+
+
+_compile_worker = _CompileWorker()
+
+
 class _CallSignature:
     """A trace's call, bound to the Python function's parameters: which tensors a call
     of the ConcreteFunction passes, by position or keyword, and which Python values it
@@ -326,7 +360,7 @@ class ConcreteFunction:
         self._split_calls = split_calls
         self._compiled = None
         self._compile_error = None
-        self._compile_thread = None
+        self._compile_done = None  # a threading.Event, once a background compile is queued
         self._lock = threading.Lock()          # starting the background compile
         self._compile_lock = threading.Lock()  # the compile itself: calls never wait on it
         self._assigns = _has_op(graph, "AssignVariableOp")
@@ -637,17 +671,18 @@ class ConcreteFunction:
         if settings.compile_mode in ("off", "sync") or self._compile_error is not None:
             return
         with self._lock:
-            if self._compile_thread is None and self._compiled is None:
-                self._compile_thread = threading.Thread(target=self._compile_in_background,
-                                                        daemon=True,
-                                                        name=f"tapeflow-compile-{self.name}")
-                self._compile_thread.start()
+            if self._compile_done is None and self._compiled is None:
+                self._compile_done = threading.Event()
+                _compile_worker.submit(self._compile_in_background)
 
     def _compile_in_background(self):
-        # Hand the interpreter lock back first: the call that started this thread returns
-        # its answer now instead of after this thread's first time slice.
-        time.sleep(0.001)
-        self._compile()
+        try:
+            # Hand the interpreter lock back first: the call that queued this compile
+            # returns its answer now instead of after this thread's first time slice.
+            time.sleep(0.001)
+            self._compile()
+        finally:
+            self._compile_done.set()
 
     def _compile(self):
         with self._compile_lock:
@@ -669,9 +704,9 @@ class ConcreteFunction:
     def wait_compiled(self, timeout=None):
         """Blocks until the background compile (if any) finished; True if compiled."""
         self._start_background_compile()
-        thread = self._compile_thread
-        if thread is not None:
-            thread.join(timeout)
+        done = self._compile_done
+        if done is not None:
+            done.wait(timeout)
         return self._compiled is not None
 
     @property
