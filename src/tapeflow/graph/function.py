@@ -264,7 +264,7 @@ class _CompileWorker:
             job = self._jobs.get()
             try:
                 job()
-            except Exception:  # noqa: BLE001 - _compile records its failures; nothing
+            except Exception:  # noqa: S112 - _compile records its failures; nothing
                 continue       # else may stop the compiles queued after this one
 
 
