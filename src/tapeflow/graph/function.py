@@ -264,8 +264,8 @@ class _CompileWorker:
             job = self._jobs.get()
             try:
                 job()
-            except Exception:  # noqa: S112 - _compile records its failures; nothing
-                continue       # else may stop the compiles queued after this one
+            except Exception:  # noqa: BLE001, S112 - _compile records its failures;
+                continue  # nothing else may stop the compiles queued after this one
 
 
 _compile_worker = _CompileWorker()
