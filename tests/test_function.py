@@ -937,6 +937,47 @@ def test_calls_run_eagerly_while_the_background_compile_is_busy(monkeypatch):
     assert_same(f(tf.constant(4.0)), tf.constant(12.0))
 
 
+def test_background_compiles_share_one_worker_that_outlives_a_failed_compile(monkeypatch):
+    from tapeflow.backends import numba_cpu
+    monkeypatch.setattr(settings, "compile_mode", "tiered")
+    real = numba_cpu.compile_graph
+    failures = []
+
+    def first_one_fails(graph):
+        if not failures:
+            failures.append(graph)
+            raise RuntimeError("a compile that breaks")
+        return real(graph)
+
+    monkeypatch.setattr(numba_cpu, "compile_graph", first_one_fails)
+    broken, fine = tf.function(lambda x: x * 5.0), tf.function(lambda x: x + 5.0)
+    assert_same(broken(tf.constant(1.0)), tf.constant(5.0))
+    assert not broken.get_concrete_function(tf.constant(1.0)).wait_compiled(30)
+    assert_same(broken(tf.constant(2.0)), tf.constant(10.0))  # still answers, on NumPy
+    assert_same(fine(tf.constant(1.0)), tf.constant(6.0))
+    assert fine.get_concrete_function(tf.constant(1.0)).wait_compiled(30)
+    workers = [t for t in threading.enumerate() if t.name == "tapeflow-compile"]
+    assert len(workers) == 1 and workers[0].daemon
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_process_starts_its_own_compile_worker(monkeypatch):
+    monkeypatch.setattr(settings, "compile_mode", "tiered")
+    warm = tf.function(lambda x: x * 2.0)
+    warm(tf.constant(1.0))
+    assert warm.get_concrete_function(tf.constant(1.0)).wait_compiled(60)
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's worker thread does not exist here
+        try:
+            f = tf.function(lambda x: x - 2.0)
+            f(tf.constant(1.0))
+            os._exit(0 if f.get_concrete_function(tf.constant(1.0)).wait_compiled(60) else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def test_concurrent_calls_that_assign_variables_lose_no_update(monkeypatch):
     monkeypatch.setattr(settings, "compile_mode", "sync")
     total = tf.Variable(0.0)

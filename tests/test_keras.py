@@ -597,18 +597,23 @@ def test_batch_norm_moving_statistics_stay_non_trainable_when_unfrozen():
     assert ids(bn.non_trainable_variables) == ids([bn.moving_mean, bn.moving_variance])
 
 
+class _Block(tf.keras.layers.Layer):
+    """A layer holding a layer, a list of layers and variables, trainable or not."""
+
+    def __init__(self, counter=False):
+        super().__init__()
+        self.first = tf.keras.layers.Dense(3)
+        self.rest = [tf.keras.layers.Dense(2)]
+        self.scale = tf.Variable(1.0)
+        if counter:
+            self.count = tf.Variable(0, trainable=False)
+
+    def call(self, x):
+        return self.rest[0](self.first(x)) * self.scale
+
+
 def test_freezing_a_layer_freezes_the_layers_it_holds():
-    class Block(tf.keras.layers.Layer):
-        def __init__(self):
-            super().__init__()
-            self.first = tf.keras.layers.Dense(3)
-            self.rest = [tf.keras.layers.Dense(2)]
-            self.scale = tf.Variable(1.0)
-
-        def call(self, x):
-            return self.rest[0](self.first(x)) * self.scale
-
-    block = Block()
+    block = _Block()
     block(tf.ones([1, 4]))
     block.trainable = False
     assert not block.first.trainable and not block.rest[0].trainable
@@ -1127,18 +1132,7 @@ def test_minimize_with_a_loss_callable_or_a_tape():
 
 
 def test_layers_track_sub_layers_and_variable_attributes():
-    class Block(tf.keras.layers.Layer):
-        def __init__(self):
-            super().__init__()
-            self.first = tf.keras.layers.Dense(3)
-            self.rest = [tf.keras.layers.Dense(2)]
-            self.scale = tf.Variable(1.0)
-            self.count = tf.Variable(0, trainable=False)
-
-        def call(self, x):
-            return self.rest[0](self.first(x)) * self.scale
-
-    block = Block()
+    block = _Block(counter=True)
     x = tf.ones([1, 4])
     with tf.GradientTape() as tape:
         y = tf.reduce_sum(block(x))

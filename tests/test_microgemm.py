@@ -175,3 +175,19 @@ def test_compiled_mlp_gradient_agrees_with_eager(one_blas_thread, monkeypatch):
         product = np.empty((128, 256), np.float32)
         microgemm.matmul_into(x.numpy(), w.numpy(), product)
         np.testing.assert_array_equal(tf.function(tf.matmul)(x, w).numpy(), product)
+
+
+def test_products_run_as_python_under_numba_disable_jit():
+    """NUMBA_DISABLE_JIT=1 (debugging: kernels run as Python) computes compiled products
+    with NumPy instead of the intrinsics, which only exist in compiled code."""
+    script = (
+        "import numpy as np, tapeflow as tf\n"
+        "tf.config.settings.compile_mode = 'sync'\n"
+        "a = np.arange(12, dtype=np.float32).reshape(3, 4)\n"
+        "f = tf.function(lambda x, y: tf.matmul(x, y, transpose_b=True))\n"
+        "np.testing.assert_allclose(f(a, a).numpy(), a @ a.T)\n"
+        "print('ok')\n")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    done = subprocess.run([sys.executable, "-c", script], check=False, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -5,6 +5,7 @@ import numpy as np
 from . import context
 from . import ops as _ops
 from .errors import InvalidArgumentError
+from .ops.rules import kernel_dims
 from .tensor import Tensor, TensorShape, _Operators, _next_id, _numpy_text, convert_to_tensor
 
 
@@ -309,13 +310,12 @@ def _leading_ones(have, shape):
             a != b and a != 1 and a is not None and b is not None
             for a, b in zip(aligned, shape)):
         raise InvalidArgumentError(
-            f"Cannot broadcast input shape {_dims(have)} into final shape {_dims(shape)} "
-            f"[Op:ResourceStridedSliceAssign]", op="ResourceStridedSliceAssign")
+            f"Cannot broadcast input shape {kernel_dims(have)} into final shape "
+            f"{kernel_dims(shape)} [Op:ResourceStridedSliceAssign]",
+            op="ResourceStridedSliceAssign")
     return drop
 
 
-def _dims(shape):
-    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
 def _traced_update(graph, var, positions, value):

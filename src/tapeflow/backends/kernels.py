@@ -1046,8 +1046,7 @@ def _cblas_gemm(typingctx, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
                                                ptr, i64, real, ptr, i64])
         fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
         ta, tb, m_, n_, k_, a_, lda_, b_, ldb_, c_, ldc_ = args
-        data = [builder.bitcast(cgutils.create_struct_proxy(t)(context, builder, value=v).data,
-                                ptr)
+        data = [builder.bitcast(microgemm.array_data(context, builder, t, v), ptr)
                 for t, v in ((signature.args[5], a_), (signature.args[7], b_),
                              (signature.args[9], c_))]
 
@@ -1075,12 +1074,9 @@ def _blas_threads(typingctx):
     return types.intp(), codegen
 
 
-if config.DISABLE_JIT:  # the intrinsics above, as Python
+if config.DISABLE_JIT:  # _cblas_gemm as Python (microgemm is off: microgemm.ENABLED)
     def _cblas_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
         c[...] = (a.T if trans_a == 112 else a) @ (b.T if trans_b == 112 else b)
-
-    def _blas_threads():
-        return 0  # never microgemm: its tiles are intrinsics too
 
 
 @_jit
@@ -1153,8 +1149,7 @@ def _microgemm(typingctx, a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
         values = []
         for ty, value in zip(signature.args, args):
             if isinstance(ty, types.Array):
-                values.append(cgutils.create_struct_proxy(ty)(context, builder,
-                                                              value=value).data)
+                values.append(microgemm.array_data(context, builder, ty, value))
             else:
                 values.append(context.cast(builder, value, ty, types.int64))
         builder.call(fn, values)

@@ -42,15 +42,18 @@ def _target_features():
 
 def _vector_bytes():
     """The width of the vector registers the micro-kernel is built for, and whether it is
-    used at all: with AVX-512 it beats OpenBLAS; with AVX2 (measured on the same machine,
-    AVX-512 off on both sides) OpenBLAS's kernel was 5% faster, so BLAS keeps the product
-    there, and the kernel is built (and tested) with 32-byte vectors all the same."""
+    used at all: with AVX-512 it beats OpenBLAS; with AVX2 OpenBLAS's kernel was 5%
+    faster (501 against 480 us on the MLP's x @ W, measured by hand on an AVX-512 machine
+    with OPENBLAS_CORETYPE=Haswell and NUMBA_CPU_FEATURES without AVX-512), so BLAS keeps
+    the product there, and the kernel is built (and tested) with 32-byte vectors all the
+    same."""
     if "avx512f" in _target_features():
         return 64, True
     return 32, False
 
 
 VECTOR_BYTES, ENABLED = _vector_bytes()
+ENABLED = ENABLED and not config.DISABLE_JIT  # its tiles are intrinsics: compiled code only
 LANES = VECTOR_BYTES // 4  # float32 lanes in one vector
 # ROWS x VECTORS accumulators, plus the panel's VECTORS vectors and one broadcast, must
 # fit the register file: 32 registers with AVX-512, 16 with AVX2.
@@ -61,7 +64,8 @@ WIDTH = VECTORS * LANES  # the columns of one tile and one panel
 _VEC = ir.VectorType(ir.FloatType(), LANES)
 
 
-def _data(context, builder, array_type, array):
+def array_data(context, builder, array_type, array):
+    """The data pointer of a Numba array value, in an intrinsic's code generation."""
     return context.make_array(array_type)(context, builder, array).data
 
 
@@ -116,8 +120,8 @@ def micro_tile(typingctx, a, a_offset, a_row_step, a_depth_step, panel, depth, o
     def codegen(context, builder, signature, args):
         (a_, a_off, a_row, a_step, panel_, depth_, out_, out_off, out_row, acc) = args
         i64 = ir.IntType(64)
-        a_ptr = builder.gep(_data(context, builder, signature.args[0], a_), [a_off])
-        p_ptr = _data(context, builder, signature.args[4], panel_)
+        a_ptr = builder.gep(array_data(context, builder, signature.args[0], a_), [a_off])
+        p_ptr = array_data(context, builder, signature.args[4], panel_)
         fma = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(vec, [vec, vec, vec]),
             f"llvm.fma.v{lanes}f32")
@@ -143,7 +147,7 @@ def micro_tile(typingctx, a, a_offset, a_row_step, a_depth_step, panel, depth, o
             return updated
         results = _counted_loop(builder, depth_, [ir.Constant(vec, None)] * (ROWS * VECTORS),
                                 step)
-        o_ptr = builder.gep(_data(context, builder, signature.args[6], out_), [out_off])
+        o_ptr = builder.gep(array_data(context, builder, signature.args[6], out_), [out_off])
         with builder.if_else(acc) as (adding, storing):
             for add in (True, False):
                 with adding if add else storing:
@@ -172,8 +176,8 @@ def copy_panel(typingctx, b, b_offset, b_row_step, depth, panel):
     def codegen(context, builder, signature, args):
         b_, b_off, b_row, depth_, panel_ = args
         i64 = ir.IntType(64)
-        b_ptr = builder.gep(_data(context, builder, signature.args[0], b_), [b_off])
-        p_ptr = _data(context, builder, signature.args[4], panel_)
+        b_ptr = builder.gep(array_data(context, builder, signature.args[0], b_), [b_off])
+        p_ptr = array_data(context, builder, signature.args[4], panel_)
 
         def copy_row(k, nothing):
             source = builder.gep(b_ptr, [builder.mul(k, b_row)])

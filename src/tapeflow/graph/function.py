@@ -319,18 +319,11 @@ class _CallSignature:
             for value, fixed in zip(leaves, traced_leaves):
                 if isinstance(fixed, Tensor):
                     flat.append(value)
-                elif not _same_python_value(value, fixed):
+                elif _signature_of(value) != _signature_of(fixed):  # as the trace key
                     raise TypeError(f"{name}: argument '{param}' is {value!r}, but this "
                                     f"trace was made for {fixed!r}; call the tf.function "
                                     f"itself to trace for another value")
         return flat
-
-
-def _same_python_value(a, b):
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except (TypeError, ValueError):
-        return a is b
 
 
 class ConcreteFunction:

@@ -109,10 +109,10 @@ def _leaked(x):
         f"can carry a list as a loop variable)")
 
 
-def infer_folded(op, inputs, attrs):
-    """infer() of an op that tracing runs now, its inputs all constants: TensorFlow would
-    build it into the graph, so its errors are those of building one (TypeError,
-    ValueError), with the user's line."""
+def infer_traced(op, inputs, attrs):
+    """infer() of an op met while tracing, a graph node or folded at once (its inputs all
+    constants): TensorFlow builds either into the graph, so its errors are those of
+    building one (TypeError, ValueError), with the user's line."""
     try:
         return op.infer(*inputs, **attrs)
     except (OpError, ValueError, TypeError) as e:
@@ -126,10 +126,7 @@ def bind_symbolic(graph, op, inputs, attrs):
             raise _leaked(x)
     inputs = [graph.capture(x) if (x.graph is not graph if isinstance(x, Symbolic)
                                    else x._id in graph.lift_ids) else x for x in inputs]
-    try:
-        avals = op.infer(*inputs, **attrs)
-    except (OpError, ValueError, TypeError) as e:
-        raise _with_location(e, user_location()) from None
+    avals = infer_traced(op, inputs, attrs)
     if op.n_out == 1:
         avals = [avals]
     outputs = graph.add_node(op, inputs, attrs, avals, user_source())

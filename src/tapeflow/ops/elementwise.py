@@ -89,8 +89,8 @@ RSQRT_GRAD = _binary(
     args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types",
     domain=(0.2, 2.0))
 RELU_GRAD = _binary(
-    # As TensorFlow's kernel, dy * (x > 0): NaN or Inf in dy stay NaN where x <= 0 (and
-    # NumPy multiplies ten times faster than np.where selects, on a random mask).
+    # As TensorFlow's kernel, dy * (x > 0): NaN or Inf in dy stay NaN where x <= 0. (Also
+    # faster than np.where on a random mask: perf/run.py mlp, eager, 1.36 -> 1.12 ms.)
     "ReluGrad", lambda dy, x: dy * (x > 0),
     "({0} if {1} > 0 else {0} * 0)",
     grad=lambda ctx, g: (relu_grad(g, ctx.y), zeros_like(ctx.y)), args=("dy", "y"),

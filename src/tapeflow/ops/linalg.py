@@ -12,12 +12,7 @@ from . import rules
 from .dynamic import input_shape
 from .elementwise import abs, cast, maximum, multiply, pow, sqrt, square, where
 from .registry import OpDef, bind, register
-from .rules import is_float, is_numeric, unbroadcast
-
-
-def _dims(shape):
-    """'[2,3]': how TensorFlow's kernels print a shape."""
-    return "[" + ",".join(str(d) for d in shape) + "]"
+from .rules import is_float, is_numeric, kernel_dims, unbroadcast
 
 
 def _wide(fn):
@@ -47,14 +42,14 @@ def _matmul_infer(a, b, transpose_a, transpose_b):
     for i, x in enumerate((a, b)):
         if len(x._shape) != 2:
             raise InvalidArgumentError(
-                f"In[{i}] is not a matrix. Instead it has shape {_dims(x._shape)} "
+                f"In[{i}] is not a matrix. Instead it has shape {kernel_dims(x._shape)} "
                 "[Op:MatMul]", op="MatMul")
     m, k = a._shape[::-1] if transpose_a else a._shape
     k2, n = b._shape[::-1] if transpose_b else b._shape
     if k != k2:
         raise InvalidArgumentError(
-            f"Matrix size-incompatible: In[0]: {_dims(a._shape)}, In[1]: {_dims(b._shape)} "
-            "[Op:MatMul]", op="MatMul")
+            f"Matrix size-incompatible: In[0]: {kernel_dims(a._shape)}, "
+            f"In[1]: {kernel_dims(b._shape)} [Op:MatMul]", op="MatMul")
     return (m, n), a.dtype
 
 
@@ -101,14 +96,14 @@ def _batch_matmul_infer(x, y, adj_x, adj_y):
         batch = rules.broadcast_shapes("BatchMatMulV2", x._shape[:-2], y._shape[:-2])
     except InvalidArgumentError:
         raise InvalidArgumentError(
-            f"In[0] and In[1] must have compatible batch dimensions: {_dims(x._shape)} vs. "
-            f"{_dims(y._shape)} [Op:BatchMatMulV2]", op="BatchMatMulV2") from None
+            f"In[0] and In[1] must have compatible batch dimensions: {kernel_dims(x._shape)} vs. "
+            f"{kernel_dims(y._shape)} [Op:BatchMatMulV2]", op="BatchMatMulV2") from None
     m, k = x._shape[-2:][::-1] if adj_x else x._shape[-2:]
     k2, n = y._shape[-2:][::-1] if adj_y else y._shape[-2:]
     if k != k2:
         raise InvalidArgumentError(
-            f"Matrix size-incompatible: In[0]: {_dims(x._shape)}, In[1]: {_dims(y._shape)} "
-            "[Op:BatchMatMulV2]", op="BatchMatMulV2")
+            f"Matrix size-incompatible: In[0]: {kernel_dims(x._shape)}, "
+            f"In[1]: {kernel_dims(y._shape)} [Op:BatchMatMulV2]", op="BatchMatMulV2")
     return tuple(batch) + (m, n), x.dtype
 
 
@@ -224,7 +219,7 @@ def _einsum_infer(*operands, equation, broadcast):
             else:
                 raise InvalidArgumentError(
                     f"Expected dimension {old} at axis {axis} of the input shaped "
-                    f"{_dims(x._shape)} but got dimension {d} [Op:{op_name}]", op=op_name)
+                    f"{kernel_dims(x._shape)} but got dimension {d} [Op:{op_name}]", op=op_name)
     return tuple(size[label] for label in out), operands[0].dtype
 
 
@@ -445,8 +440,9 @@ def tensordot(a, b, axes, name=None):
             raise ValueError(f"tensordot axes out of range: {axes}")
         if a._shape[i] != b._shape[j] and None not in (a._shape[i], b._shape[j]):
             raise InvalidArgumentError(
-                f"Matrix size-incompatible: tensordot contracts axis {i} of {_dims(a._shape)} "
-                f"(size {a._shape[i]}) with axis {j} of {_dims(b._shape)} (size "
+                f"Matrix size-incompatible: tensordot contracts axis {i} of "
+                f"{kernel_dims(a._shape)} "
+                f"(size {a._shape[i]}) with axis {j} of {kernel_dims(b._shape)} (size "
                 f"{b._shape[j]}) [Op:MatMul]", op="MatMul")
         lb[j % rb] = la[i % ra]
     contracted = {la[int(i) % ra] for i in axes_a}
@@ -460,9 +456,9 @@ def tensordot(a, b, axes, name=None):
 def _check_square(op_name, x, index=0, message="Input matrix must be square."):
     if len(x._shape) < 2:
         raise InvalidArgumentError(f"Input tensor {index} must have rank >= 2, got "
-                                   f"{_dims(x._shape)} [Op:{op_name}]", op=op_name)
+                                   f"{kernel_dims(x._shape)} [Op:{op_name}]", op=op_name)
     if x._shape[-1] != x._shape[-2]:
-        raise InvalidArgumentError(f"{message} Got {_dims(x._shape)} [Op:{op_name}]",
+        raise InvalidArgumentError(f"{message} Got {kernel_dims(x._shape)} [Op:{op_name}]",
                                    op=op_name)
 
 
@@ -526,20 +522,21 @@ def _solve_infer(matrix, rhs, adjoint):
     for i, x in enumerate((matrix, rhs)):
         if len(x._shape) < 2:
             raise InvalidArgumentError(f"Input tensor {i} must have rank >= 2, got "
-                                       f"{_dims(x._shape)} [Op:{op_name}]", op=op_name)
+                                       f"{kernel_dims(x._shape)} [Op:{op_name}]", op=op_name)
     if len(matrix._shape) != len(rhs._shape):
         raise InvalidArgumentError(
-            f"All input tensors must have the same rank: {_dims(matrix._shape)} vs. "
-            f"{_dims(rhs._shape)} [Op:{op_name}]", op=op_name)
+            f"All input tensors must have the same rank: {kernel_dims(matrix._shape)} vs. "
+            f"{kernel_dims(rhs._shape)} [Op:{op_name}]", op=op_name)
     if matrix._shape[:-2] != rhs._shape[:-2]:
         raise InvalidArgumentError(
-            f"All input tensors must have the same outer dimensions: {_dims(matrix._shape)} "
-            f"vs. {_dims(rhs._shape)} [Op:{op_name}]", op=op_name)
+            f"All input tensors must have the same outer dimensions: {kernel_dims(matrix._shape)} "
+            f"vs. {kernel_dims(rhs._shape)} [Op:{op_name}]", op=op_name)
     _check_square(op_name, matrix, 0, "First input (lhs) must be a square matrix.")
     if matrix._shape[-2] != rhs._shape[-2]:
         raise InvalidArgumentError(
             "Input matrix and right-hand side must have the same number of rows: "
-            f"{_dims(matrix._shape)} vs. {_dims(rhs._shape)} [Op:{op_name}]", op=op_name)
+            f"{kernel_dims(matrix._shape)} vs. {kernel_dims(rhs._shape)} [Op:{op_name}]",
+            op=op_name)
     return rhs._shape, rhs.dtype
 
 
@@ -620,7 +617,7 @@ def _diag_infer(diagonal, k, num_rows, num_cols, padding_value):
     if _diag_len(rows, cols, k) != n:
         raise InvalidArgumentError(
             f"The number of rows or columns is not consistent with the specified k={k} and "
-            f"diagonal shape {_dims(diagonal._shape)}: num_rows={rows}, num_cols={cols} "
+            f"diagonal shape {kernel_dims(diagonal._shape)}: num_rows={rows}, num_cols={cols} "
             f"[Op:{op_name}]", op=op_name)
     return diagonal._shape[:-1] + (rows, cols), diagonal.dtype
 
@@ -648,7 +645,7 @@ def _diag_part_infer(input, k, padding_value):
     op_name = "MatrixDiagPartV3"
     if len(input._shape) < 2:
         raise InvalidArgumentError(
-            f"input must be at least 2-dim, received shape: {_dims(input._shape)} "
+            f"input must be at least 2-dim, received shape: {kernel_dims(input._shape)} "
             f"[Op:{op_name}]", op=op_name)
     rows, cols = input._shape[-2:]
     if (rows or cols) and not -rows < k < cols:

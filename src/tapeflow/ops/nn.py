@@ -23,11 +23,7 @@ from .elementwise import (
     zeros_like,
 )
 from .registry import OpDef, bind, register
-from .rules import is_float, is_numeric, named, unbroadcast
-
-
-def _dims(shape):
-    return "[" + ",".join(str(d) for d in shape) + "]"
+from .rules import is_float, is_numeric, kernel_dims, named, unbroadcast
 
 
 def _float_only(op_name, x):
@@ -159,8 +155,8 @@ def _xent_infer(features, labels, axis):
                                    f"[Op:{op_name}]", op=op_name)
     if features._shape != labels._shape:
         raise InvalidArgumentError(
-            f"logits and labels must be broadcastable: logits_size={_dims(features._shape)} "
-            f"labels_size={_dims(labels._shape)} [Op:{op_name}]", op=op_name)
+            f"logits and labels must be broadcastable: logits_size={kernel_dims(features._shape)} "
+            f"labels_size={kernel_dims(labels._shape)} [Op:{op_name}]", op=op_name)
     loss_shape = tuple(d for i, d in enumerate(features._shape) if i != axis)
     return [(loss_shape, features.dtype), (features._shape, features.dtype)]
 
@@ -363,16 +359,17 @@ def _bias_add_infer(value, bias, data_format):
     if not is_numeric(value.dtype):
         rules.check_dtype_in(op_name, value, is_numeric, "numeric types")
     if len(value._shape) < 2:
-        raise InvalidArgumentError(f"Input tensor must be at least 2D: {_dims(value._shape)} "
+        raise InvalidArgumentError(f"Input tensor must be at least 2D: {kernel_dims(value._shape)} "
                                    f"[Op:{op_name}]", op=op_name)
     if len(bias._shape) != 1:
-        raise InvalidArgumentError(f"Biases must be 1D: {_dims(bias._shape)} [Op:{op_name}]",
+        raise InvalidArgumentError(f"Biases must be 1D: {kernel_dims(bias._shape)} [Op:{op_name}]",
                                    op=op_name)
     channels = value._shape[_channel_axis(data_format, len(value._shape))]
     if bias._shape[0] != channels:
         raise InvalidArgumentError(
             "Must provide as many biases as the last dimension of the input tensor: "
-            f"{_dims(bias._shape)} vs. {_dims(value._shape)} [Op:{op_name}]", op=op_name)
+            f"{kernel_dims(bias._shape)} vs. {kernel_dims(value._shape)} [Op:{op_name}]",
+            op=op_name)
     return value._shape, value.dtype
 
 

@@ -232,12 +232,11 @@ def bind(op, inputs, attrs=_NO_ATTRS):
             or _too_big_to_fold(op, inputs, attrs)):
         from ..graph.trace import bind_symbolic
         return bind_symbolic(graph, op, inputs, attrs)
-    if graph is not None:
-        pass  # folding constants while tracing: _too_big_to_fold checked the inputs
-    elif attrs:
-        op.infer(*inputs, **attrs)
-    else:  # the common case, without building keyword dicts
-        op.infer(*inputs)
+    if graph is None:  # while tracing, _too_big_to_fold has checked the inputs
+        if attrs:
+            op.infer(*inputs, **attrs)
+        else:  # the common case, without building keyword dicts
+            op.infer(*inputs)
     try:
         if attrs:
             result = op.eager(*[x._value for x in inputs], **attrs)
@@ -268,8 +267,8 @@ def _too_big_to_fold(op, inputs, attrs):
     large: a graph should not carry (and pass on every call) a 16 MB array of ones that a
     broadcast node makes in the kernel for free. Checks the inputs (infer) as a traced
     op's: TensorFlow would build the op into the graph."""
-    from ..graph.trace import infer_folded
-    avals = infer_folded(op, inputs, attrs)
+    from ..graph.trace import infer_traced
+    avals = infer_traced(op, inputs, attrs)
     for shape, _ in ([avals] if op.n_out == 1 else avals):
         size = 1
         for d in shape:

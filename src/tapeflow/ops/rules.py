@@ -11,6 +11,12 @@ def describe(x):
     return f"{x.dtype.name}{list(x._shape)}"
 
 
+def kernel_dims(shape):
+    """'[2,3]': how TensorFlow's kernels print a shape in their messages ('?' for a
+    dimension known only when a traced function runs)."""
+    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
 def broadcast_shapes(op_name, a, b):
     """NumPy/TensorFlow broadcasting of two shapes; InvalidArgumentError naming the op."""
     if a == b:
