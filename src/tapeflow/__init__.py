@@ -25,6 +25,7 @@ from .ops.shape import (broadcast_to, concat, expand_dims, gather, gather_nd, on
                         stack, strided_slice, tensor_scatter_nd_add, tile, transpose,
                         unstack)
 from .graph.function import Function, TensorSpec, function
+from .module import Module, name_scope
 from .printing import print_ as print  # noqa: A004
 from .tensor import Tensor, TensorShape, constant, convert_to_tensor, is_tensor
 from .variable import Variable

@@ -16,3 +16,6 @@ current_graph = contextvars.ContextVar("tapeflow_current_graph", default=None)
 # While a traced graph runs on the NumPy kernels: {stream key: Generator} for the random
 # ops inside its branches and loops (ops/random.py, streams), or None.
 random_streams = contextvars.ContextVar("tapeflow_random_streams", default=None)
+
+# The tf.name_scope prefix ("outer/inner/", "" at the top) that new Variables' names get.
+name_scope = contextvars.ContextVar("tapeflow_name_scope", default="")

@@ -55,7 +55,8 @@ class Variable(_Operators):
         self.dtype = t.dtype
         self._id = _next_id()  # one id for every read: gradients flow to the variable
         self.trainable = bool(trainable)
-        self._name = name or "Variable"
+        # As TensorFlow 2, eagerly too: the enclosing tf.name_scope prefixes the name.
+        self._name = context.name_scope.get() + (name or "Variable")
 
     @property
     def name(self):
