@@ -51,8 +51,9 @@ def test_dense_is_built_on_first_call():
     assert [id(v) for v in layer.trainable_variables] == [id(layer.kernel), id(layer.bias)]
     assert layer.non_trainable_variables == []
     assert re.fullmatch(r"dense(_\d+)?", layer.name)
-    assert layer.kernel.name == f"{layer.name}/kernel:0"
-    assert layer.bias.name == f"{layer.name}/bias:0"
+    # Keras 3's names: the variable's own, and its path under the layer's name.
+    assert (layer.kernel.name, layer.kernel.path) == ("kernel", f"{layer.name}/kernel")
+    assert (layer.bias.name, layer.bias.path) == ("bias", f"{layer.name}/bias")
     # A second call reuses the variables.
     kernel = layer.kernel
     layer(tf.zeros((5, 3)))
@@ -425,8 +426,9 @@ def test_batch_norm_defaults_and_variables():
     assert bn.epsilon == 1e-3 and bn.momentum == 0.99
     bn(tf.ones((4, 3)))
     assert re.fullmatch(r"batch_normalization(_\d+)?", bn.name)
-    assert [v.name for v in bn.variables] == [f"{bn.name}/{w}:0" for w in (
-        "gamma", "beta", "moving_mean", "moving_variance")]
+    weights = ("gamma", "beta", "moving_mean", "moving_variance")
+    assert [v.name for v in bn.variables] == list(weights)
+    assert [v.path for v in bn.variables] == [f"{bn.name}/{w}" for w in weights]
     assert [id(v) for v in bn.trainable_variables] == [id(bn.gamma), id(bn.beta)]
     assert [id(v) for v in bn.non_trainable_variables] == [id(bn.moving_mean),
                                                            id(bn.moving_variance)]

@@ -138,3 +138,56 @@ def test_tf_function_methods_are_listed_bound_and_track_their_variables():
     assert float(counter.add(tf.constant(4.0))) == 7.0
     assert names(counter.variables) == ["count:0"]
     assert counter.add.experimental_get_tracing_count() == 1
+
+
+# -- Keras layers are Modules, with Keras 3's names (printed by TensorFlow 2.21) ----------
+
+def test_keras_layer_is_a_module_with_keras_names_and_paths():
+    dense = tf.keras.layers.Dense(2)
+    assert isinstance(dense, tf.Module)
+    second = tf.keras.layers.Dense(2)
+    base = dense.name
+    assert base.startswith("dense") and second.name == f"dense_{int(base[6:] or 0) + 1}"
+    with tf.name_scope("ignored"):  # tf.name_scope does not reach Keras names
+        dense(tf.ones((1, 3)))
+    assert (dense.kernel.name, dense.kernel.path) == ("kernel", f"{base}/kernel")
+    assert repr(dense.bias) == f"<Variable path={base}/bias, shape=(2,), dtype=float32, " \
+                               f"value=[0. 0.]>"
+    assert isinstance(dense.kernel, tf.Variable)
+    with pytest.raises(ValueError, match="cannot contain character `/`"):
+        tf.keras.layers.Dense(1, name="a/b")
+
+
+def test_layers_built_inside_a_layer_have_paths_under_it():
+    class Outer(tf.keras.layers.Layer):
+        def __init__(self, inner):
+            super().__init__(name="outer")
+            self.inner = inner
+            self.head = tf.keras.layers.Dense(1, name="head")
+            self.scale = self.add_weight(shape=(), initializer="ones", name="scale")
+
+        def call(self, x):
+            return self.head(self.inner(x)) * self.scale
+
+    inner = tf.keras.layers.Dense(2, name="inner")
+    inner(tf.ones((1, 3)))  # built before: its path stays its own
+    outer = Outer(inner)
+    outer(tf.ones((1, 3)))
+    assert [v.path for v in outer.variables] == [
+        "outer/scale", "inner/kernel", "inner/bias", "outer/head/kernel", "outer/head/bias"]
+    assert [m.name for m in outer.submodules] == ["head", "inner"]
+    assert isinstance(outer.variables, list)
+
+
+def test_optimizer_variables_are_named_as_keras():
+    var = tf.Variable([1.0], name="myw")
+    dense = tf.keras.layers.Dense(1, name="d")
+    dense(tf.ones((1, 1)))
+    opt = tf.keras.optimizers.Adam(0.1, amsgrad=True, name="adam_named")
+    opt.apply_gradients([(tf.constant([1.0]), var), (tf.ones((1, 1)), dense.kernel)])
+    assert [v.path for v in opt.variables] == [
+        "adam_named/iteration", "adam_named/learning_rate",
+        "adam_named/myw_0_momentum", "adam_named/myw_0_velocity",
+        "adam_named/myw_0_velocity_hat", "adam_named/d_kernel_momentum",
+        "adam_named/d_kernel_velocity", "adam_named/d_kernel_velocity_hat"]
+    assert tf.keras.optimizers.SGD().name.startswith("sgd")

@@ -6,6 +6,7 @@ import re
 import threading
 
 from . import context
+from .tracking import DEFERRED_ATTRIBUTE, AutoTrackable
 from .variable import Variable
 
 # TensorFlow's rules (tensorflow/python/module/module.py), so names agree.
@@ -99,6 +100,8 @@ def _flatten_module(module, recursive, predicate, attribute_traversal_key, with_
     submodules = []
     attributes = vars(module)
     for key in sorted(attributes, key=attribute_traversal_key):
+        if key == DEFERRED_ATTRIBUTE:
+            continue
         prop = attributes[key]
         try:
             leaves = list(_leaves_with_paths(prop))
@@ -121,7 +124,7 @@ def _flatten_module(module, recursive, predicate, attribute_traversal_key, with_
     recursion_stack.pop()
 
 
-class Module:
+class Module(AutoTrackable):
     """A named container of Variables, other Modules and tf.functions, as `tf.Module`.
 
     Whatever its attributes hold (directly or inside lists, tuples and dicts) is found
@@ -155,14 +158,6 @@ class Module:
         # it later, anywhere, gives the same prefix.
         with name_scope(name) as scope:
             self._name_scope = name_scope(scope)
-
-    def __setattr__(self, name, value):
-        object.__setattr__(self, name, value)
-        # A checkpoint restored before this attribute existed (a layer not yet built)
-        # left its value here: it is given to the new object now, as TensorFlow does.
-        deferred = self.__dict__.get("_deferred_restorations")
-        if deferred and name in deferred:
-            deferred.pop(name)(value)
 
     @property
     def name(self):

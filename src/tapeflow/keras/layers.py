@@ -1,30 +1,25 @@
 """`tf.keras.layers`: Dense and BatchNormalization, built on first call."""
 
-import collections
-
 from .. import context, dtypes, ops
+from ..module import Module
 from ..tensor import _Operators, convert_to_tensor
 from ..variable import Variable
-from . import activations, initializers
+from . import activations, initializers, naming
 from ._arguments import reject_unimplemented
-
-_layer_counts = collections.Counter()
-
-
-def _unique_name(base):
-    n = _layer_counts[base]
-    _layer_counts[base] += 1
-    return base if n == 0 else f"{base}_{n}"
+from .variables import KerasVariable
 
 
 def executing_eagerly():
     return context.current_graph.get() is None
 
 
-class Layer:
-    """A callable holding Variables; `build(input_shape)` runs on the first call."""
+class Layer(Module):
+    """A callable holding Variables; `build(input_shape)` runs on the first call.
 
-    _default_name = "layer"
+    A `tf.Module` (so Checkpoints and SavedModels track it, and `submodules` lists the
+    layers it holds), with Keras 3's lists for `variables` and its names: unique default
+    names (`dense`, `dense_1`), variables named `kernel` with a `path` (`dense/kernel`).
+    """
 
     def __init__(self, *, activity_regularizer=None, trainable=True, dtype=None,
                  autocast=True, name=None, **kwargs):
@@ -42,7 +37,10 @@ class Layer:
             # ValueError, not the usual TypeError: Keras' class.
             raise ValueError(f"Expected `trainable` to be a boolean. Received: "  # noqa: TRY004
                              f"trainable={trainable} (of type {type(trainable)})")
-        self.name = name or _unique_name(self._default_name)
+        if name is None:
+            name = naming.auto_name(type(self).__name__)
+        naming.check_name(name)
+        self._set_name(name)
         self.dtype = dtypes.as_dtype(dtype or dtypes.float32)
         self.autocast = autocast
         self._trainable = trainable
@@ -65,10 +63,21 @@ class Layer:
             if isinstance(layer, Layer):
                 layer.trainable = value
 
-    def add_weight(self, name, shape, initializer, trainable=True):
-        init = initializers.get(initializer)
-        var = Variable(lambda: init(tuple(shape), dtype=self.dtype),
-                       trainable=trainable, name=f"{self.name}/{name}")
+    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True,
+                   autocast=True, regularizer=None, constraint=None, aggregation="none",
+                   overwrite_with_gradient=False, name=None):
+        """A new KerasVariable of this layer, as Keras 3's: `initializer` defaults to
+        glorot_uniform for a float dtype, zeros otherwise; its path is under the layer's
+        name (and the layers whose call builds it)."""
+        reject_unimplemented(type(self).__name__, regularizer=(regularizer, None),
+                             constraint=(constraint, None),
+                             overwrite_with_gradient=(overwrite_with_gradient, False))
+        dtype = dtypes.as_dtype(dtype or self.dtype)
+        if initializer is None:
+            initializer = "glorot_uniform" if dtype.is_floating else "zeros"
+        with naming.name_scope(self.name, self):
+            var = KerasVariable(initializers.get(initializer), shape=tuple(shape or ()),
+                                dtype=dtype, trainable=trainable, name=name)
         self._weights.append(var)
         return var
 
@@ -84,16 +93,18 @@ class Layer:
 
     def __call__(self, inputs, *args, **kwargs):
         inputs = self._to_input(inputs)
-        if not self.built:
-            self.build(tuple(inputs.shape))
-            self.built = True
-        call = self.call
-        if not executing_eagerly():
-            # Inside tf.function, Python control flow in `call` becomes graph control
-            # flow, as Keras converts layers' call methods.
-            from ..graph.autograph import convert
-            call = convert(call, _strict=False)
-        return call(inputs, *args, **kwargs)
+        # Layers built inside this call get paths under this layer's name, as in Keras.
+        with naming.name_scope(self.name, self):
+            if not self.built:
+                self.build(tuple(inputs.shape))
+                self.built = True
+            call = self.call
+            if not executing_eagerly():
+                # Inside tf.function, Python control flow in `call` becomes graph control
+                # flow, as Keras converts layers' call methods.
+                from ..graph.autograph import convert
+                call = convert(call, _strict=False)
+            return call(inputs, *args, **kwargs)
 
     def _tracked(self):
         """Its own weights, then the Variables and layers it holds as attributes (in
@@ -151,11 +162,11 @@ class Dense(Layer):
     >>> layer = tf.keras.layers.Dense(2, activation="relu")
     >>> layer(tf.ones((4, 3))).shape
     TensorShape([4, 2])
-    >>> [v.name for v in layer.variables]  # doctest: +ELLIPSIS
-    ['dense.../kernel:0', 'dense.../bias:0']
+    >>> [v.name for v in layer.variables]
+    ['kernel', 'bias']
+    >>> layer.kernel.path  # doctest: +ELLIPSIS
+    'dense.../kernel'
     """
-
-    _default_name = "dense"
 
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros",
@@ -190,10 +201,10 @@ class Dense(Layer):
 
     def build(self, input_shape):
         self._check_rank(input_shape)
-        self.kernel = self.add_weight("kernel", (input_shape[-1], self.units),
-                                      self.kernel_initializer)
+        self.kernel = self.add_weight((input_shape[-1], self.units), self.kernel_initializer,
+                                      name="kernel")
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), self.bias_initializer)
+            self.bias = self.add_weight((self.units,), self.bias_initializer, name="bias")
         self.built = True
 
     def call(self, inputs):
@@ -217,8 +228,6 @@ class BatchNormalization(Layer):
 
     moving = moving * momentum + batch * (1 - momentum), as Keras does.
     """
-
-    _default_name = "batch_normalization"
 
     def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True,
                  beta_initializer="zeros", gamma_initializer="ones",
@@ -245,12 +254,13 @@ class BatchNormalization(Layer):
         shape = (input_shape[axis],)
         beta_init, gamma_init, mean_init, var_init = self._initializers
         if self.scale:
-            self.gamma = self.add_weight("gamma", shape, gamma_init)
+            self.gamma = self.add_weight(shape, gamma_init, name="gamma")
         if self.center:
-            self.beta = self.add_weight("beta", shape, beta_init)
-        self.moving_mean = self.add_weight("moving_mean", shape, mean_init, trainable=False)
-        self.moving_variance = self.add_weight("moving_variance", shape, var_init,
-                                               trainable=False)
+            self.beta = self.add_weight(shape, beta_init, name="beta")
+        self.moving_mean = self.add_weight(shape, mean_init, trainable=False,
+                                           name="moving_mean")
+        self.moving_variance = self.add_weight(shape, var_init, trainable=False,
+                                               name="moving_variance")
         self._reduce_axes = [i for i in range(len(input_shape)) if i != axis]
         self._param_shape = [input_shape[i] if i == axis else 1
                              for i in range(len(input_shape))]

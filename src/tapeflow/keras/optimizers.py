@@ -8,7 +8,9 @@ import numpy as np
 from .. import dtypes, ops
 from ..tensor import _Operators, convert_to_tensor
 from ..variable import Variable
+from . import naming
 from ._arguments import reject_unimplemented
+from .variables import KerasVariable
 
 
 def _is_schedule(learning_rate):
@@ -49,31 +51,43 @@ class Optimizer:
             raise ValueError(f"Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can "
                              f"be set. Received: clipnorm={clipnorm}, clipvalue={clipvalue}, "
                              f"global_clipnorm={global_clipnorm}")
-        self.name = name or type(self).__name__
+        self.name = name or naming.auto_name(type(self).__name__)
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
         self.use_ema, self.ema_momentum = use_ema, ema_momentum
         self.ema_overwrite_frequency = ema_overwrite_frequency
         self.loss_scale_factor = loss_scale_factor
         self.gradient_accumulation_steps = gradient_accumulation_steps
-        self.iterations = Variable(0, dtype=dtypes.int64, trainable=False,
-                                   name=f"{self.name}/iter")
+        self._slots = {}  # (id(variable), slot name) -> (variable, slot), in creation order
+        self._deferred_slots = {}  # the same keys -> (variable, restore) from a checkpoint
+        self.iterations = self._new_variable(0, dtypes.int64, "iteration")
         self._learning_rate = self._build_learning_rate(learning_rate)
-        self._slots = {}
         self._decay_excluded_ids = set()
         self._decay_excluded_names = None
 
-    @staticmethod
-    def _build_learning_rate(learning_rate):
+    def _new_variable(self, value, dtype, name):
+        """A non-trainable KerasVariable with a path under the optimizer's name, as Keras'
+        `adam/iteration`; made eagerly, also while a tf.function is traced."""
+        from ..graph.trace import init_scope
+        with init_scope(), naming.name_scope(self.name, self):
+            return KerasVariable(value, dtype=dtype, trainable=False, name=name)
+
+    def _build_learning_rate(self, learning_rate):
         # As Keras: a schedule (a callable of the step) is kept; a number becomes a float32
         # Variable, so that setting `learning_rate` later is seen by an already traced
         # training step (the Variable is captured by reference).
         if _is_schedule(learning_rate):
             return learning_rate
-        from ..graph.trace import init_scope
-        with init_scope():
-            return Variable(ops.cast(convert_to_tensor(learning_rate), dtypes.float32),
-                            trainable=False, name="learning_rate")
+        return self._new_variable(ops.cast(convert_to_tensor(learning_rate), dtypes.float32),
+                                  dtypes.float32, "learning_rate")
+
+    @property
+    def variables(self):
+        """Its Variables, as Keras': the step counter, the learning rate (unless a
+        schedule), then the slots in the order they were made."""
+        own = [self.iterations] + ([] if _is_schedule(self._learning_rate)
+                                   else [self._learning_rate])
+        return own + [slot for _, slot in self._slots.values()]
 
     @property
     def learning_rate(self):
@@ -107,11 +121,33 @@ class Optimizer:
     def _slot(self, var, name):
         key = (id(var), name)
         if key not in self._slots:
-            # Created from a NumPy zero array: also works while a tf.function is traced.
             zeros = np.zeros(tuple(var.shape), dtype=var.dtype.as_numpy_dtype)
-            self._slots[key] = (var, Variable(zeros, trainable=False,
-                                              name=f"{var._name}/{name}"))
+            slot = self._new_variable(zeros, var.dtype, f"{_slot_prefix(var)}_{name}")
+            self._slots[key] = (var, slot)
+            deferred = self._deferred_slots.pop(key, None)
+            if deferred is not None and deferred[0] is var:
+                deferred[1](slot)  # restored from a checkpoint before the slot existed
         return self._slots[key][1]
+
+    # -- what tf.train.Checkpoint saves and restores ----------------------------------
+    def _checkpoint_children(self):
+        children = {"iterations": self.iterations}
+        if not _is_schedule(self._learning_rate):
+            children["learning_rate"] = self._learning_rate
+        return children
+
+    def _checkpoint_slots(self):
+        """(variable, slot name, slot) for each slot made so far."""
+        return [(var, name, slot) for (_, name), (var, slot) in self._slots.items()]
+
+    def _restore_slot(self, var, name, restore):
+        """Calls `restore(slot)` with slot `name` of `var` now, or when it is made (the
+        restore came before the first step): TensorFlow's deferred slot restoration."""
+        key = (id(var), name)
+        if key in self._slots:
+            restore(self._slots[key][1])
+        else:
+            self._deferred_slots[key] = (var, restore)
 
     def apply_gradients(self, grads_and_vars, name=None):
         pairs = [(g, v) for g, v in grads_and_vars if g is not None]
@@ -197,7 +233,7 @@ class SGD(Optimizer):
         if not self.momentum:
             var.assign_sub(grad * lr)
             return
-        velocity = self._slot(var, "momentum")
+        velocity = self._slot(var, "momentum")  # Keras' slot names
         velocity.assign(velocity * self.momentum - grad * lr)
         if self.nesterov:
             var.assign_add(velocity * self.momentum - grad * lr)
@@ -216,14 +252,21 @@ class Adam(Optimizer):
 
     def _update(self, grad, var):
         step = ops.cast(self.iterations, var.dtype)
-        m, v = self._slot(var, "m"), self._slot(var, "v")
+        m, v = self._slot(var, "momentum"), self._slot(var, "velocity")
         m.assign_add((grad - m) * (1.0 - self.beta_1))
         v.assign_add((ops.square(grad) - v) * (1.0 - self.beta_2))
         beta_1 = ops.cast(self.beta_1, var.dtype)
         beta_2 = ops.cast(self.beta_2, var.dtype)
         alpha = self._lr(var.dtype) * ops.sqrt(1.0 - beta_2 ** step) / (1.0 - beta_1 ** step)
         if self.amsgrad:
-            v_hat = self._slot(var, "vhat")
+            v_hat = self._slot(var, "velocity_hat")
             v_hat.assign(ops.maximum(v_hat, v))
             v = v_hat
         var.assign_sub((m * alpha) / (ops.sqrt(v) + self.epsilon))
+
+
+def _slot_prefix(var):
+    """Keras' name for a variable's slots: its path (or TensorFlow name) with `/` and `:`
+    made `_`: `dense_kernel_momentum`, `Variable_0_momentum`."""
+    name = getattr(var, "path", None) or var.name
+    return name.replace("/", "_").replace(":", "_")
