@@ -9,16 +9,43 @@ def _default_cache_dir():
     return os.path.join(base, "tapeflow")
 
 
+DEFAULT_CACHE_MAX_BYTES = 512 * 2**20
+
+
+def _cache_max_bytes():
+    text = os.environ.get("TAPEFLOW_CACHE_MAX_BYTES", "").strip()
+    if not text:
+        return DEFAULT_CACHE_MAX_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"TAPEFLOW_CACHE_MAX_BYTES must be a number of bytes, got {text!r}")
+    return value
+
+
 class _Settings:
     """Process-wide settings; each starts from its environment variable."""
 
     def __init__(self):
         self.cache_dir = os.environ.get("TAPEFLOW_CACHE_DIR") or _default_cache_dir()
+        # The compile cache's size cap: when a new kernel is written and the cache is
+        # larger, the least recently used kernels are removed. None: no cap.
+        self.cache_max_bytes = _cache_max_bytes()
         self.compile_mode = os.environ.get("TAPEFLOW_COMPILE", "tiered")  # or "sync"
         self.run_functions_eagerly = False
 
 
 settings = _Settings()
+
+
+def clear_cache():
+    """Removes tapeflow's compiled kernels from the cache directory (other files there are
+    left alone). Safe while other processes use the cache: they compile again what they
+    miss. Kernels already loaded in this process keep running."""
+    from .backends import cache_store
+    cache_store.clear(cache_store.directory())
 
 
 # -- tf.config ------------------------------------------------------------------------

@@ -1,26 +1,33 @@
-"""Content hashes of generated kernels, and their source files in the cache directory.
+"""Content hashes of generated kernels, their source files in the cache directory, and
+the modules made from them.
 
-`@njit(cache=True)` cannot cache functions made with `exec`, so each generated module is
-written to `<settings.cache_dir>/<prefix>_<sha256>.py` (atomically, unless it already holds
-that source),
-registered in `sys.modules` and imported. Numba then keeps the machine code next to it
-(`__pycache__`) and a second process loads it in milliseconds. Numba invalidates its
+`@njit(cache=True)` cannot cache functions made with `exec` on a string, so each
+generated module is written to `<cache directory>/<prefix>_<sha256>.py` (atomically, 0600,
+unless it already holds that source) and its code is compiled from the source text that
+tapeflow generated, never read back from that file or from a `.pyc`: the file is only
+there for Numba, which keeps the machine code next to it (`__pycache__`, signed; see
+numba_cache.py), so that a second process loads it in milliseconds. Numba invalidates its
 cache only when that file changes, so the hash covers everything the compiled code
 depends on besides the file: tapeflow's version, the helper kernels' source, and the
-numba and llvmlite versions.
+numba and llvmlite versions. The directory itself is cache_store.py's job.
 """
 
+import contextlib
 import hashlib
-import importlib.util
 import os
 import sys
-import tempfile
 import threading
+import types
+import weakref
 
-PREFIX = "tapeflow_kernel"
+from . import cache_store
+
+PREFIX = cache_store.PREFIX
 
 _lock = threading.Lock()
 _salt = None
+_modules = {}  # module name -> [module, how many loads hold it]
+_importers = {}  # module name -> how many compiles need it importable now
 
 
 def _helper_sources():
@@ -64,79 +71,124 @@ def module_name(digest):
 
 def path_for(digest, cache_dir=None):
     if cache_dir is None:
-        from ..config import settings
-        cache_dir = settings.cache_dir
+        cache_dir = cache_store.directory()
     return os.path.join(cache_dir, module_name(digest) + ".py")
 
 
 def write(source, digest, cache_dir=None):
     """Writes the module file unless it already holds `source`; returns its path.
 
-    A file with other content (truncated, edited) is replaced. Another process may write
-    the same file at the same time: the content is the same (same hash), so either
-    replacement is right. When the cache directory cannot be written, a temporary
-    directory serves this process (with a warning): the cache is only a cache."""
+    A file with other content (truncated, edited) is replaced, with a warning. Another
+    process may write the same file at the same time: the content is the same (same
+    hash), so either replacement is right. When the cache directory cannot be written, a
+    temporary directory serves this process (with a warning): the cache is only a cache.
+    A new file may push the cache over its size cap: the least recently used kernels go."""
     path = path_for(digest, cache_dir)
-    if _holds(path, source):
+    held = _held(path, source)
+    if held:
+        cache_store.touch(path)
         return path
+    if held is not None:
+        cache_store.report_damage(path, "not the source it is named after")
     try:
-        _write_atomically(path, source)
+        _write_source(path, source)
     except OSError as e:
-        path = os.path.join(_fallback_dir(os.path.dirname(path), e), os.path.basename(path))
-        if not _holds(path, source):
-            _write_atomically(path, source)
+        folder = cache_store.fallback(os.path.dirname(path), f"it cannot be written: {e}")
+        path = os.path.join(folder, os.path.basename(path))
+        if not _held(path, source):
+            _write_source(path, source)
+    _evict(os.path.dirname(path))
     return path
 
 
-def _holds(path, source):
+def _held(path, source):
+    """True if `path` holds `source`, None if there is no such file, False otherwise."""
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read() == source
-    except (OSError, UnicodeDecodeError):
+        with open(path, "rb") as f:
+            return f.read() == source.encode()
+    except FileNotFoundError:
+        return None
+    except OSError:
         return False
 
 
-def _write_atomically(path, source):
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp_", suffix=".py", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(source)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+def _write_source(path, source):
+    cache_store.make_private_dir(os.path.dirname(path))
+    cache_store.write_private(path, source.encode())
 
 
-_fallback = None
-
-
-def _fallback_dir(wanted, error):
-    global _fallback
-    if _fallback is None:
-        from ..graph.trace import warn
-        _fallback = tempfile.mkdtemp(prefix="tapeflow_cache_")
-        warn(f"tapeflow cannot write its compile cache in {wanted} ({error}); compiled "
-             f"kernels are cached in {_fallback} for this process only. Set "
-             f"TAPEFLOW_CACHE_DIR to a writable directory.")
-    return _fallback
+def _evict(folder):
+    from ..config import settings
+    if settings.cache_max_bytes is not None:
+        cache_store.evict(folder, settings.cache_max_bytes)
 
 
 def load(source, digest, cache_dir=None):
-    """The imported module for `source` (written to the cache directory first)."""
+    """The module for `source`: its file written to the cache directory, its code
+    compiled from `source` itself. Each load holds the module until `release`; it is
+    never registered in sys.modules but by `importable`."""
     name = module_name(digest)
     with _lock:
-        module = sys.modules.get(name)
-        if module is not None:
-            return module
-        path = write(source, digest, cache_dir)
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
+        entry = _modules.get(name)
+        if entry is not None:
+            entry[1] += 1
+            return entry[0]
+    # Not under _lock: the first @njit in a process takes Numba's compiler lock, which a
+    # thread in microgemm.register holds while it waits for _lock.
+    path = write(source, digest, cache_dir)
+    module = types.ModuleType(name)
+    module.__file__ = path  # Numba finds its cache next to it
+    exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - our own source
+    with _lock:  # two threads may have made it: all use the first
+        entry = _modules.setdefault(name, [module, 0])
+        entry[1] += 1
+        return entry[0]
+
+
+def release(module):
+    """Ends one `load`'s hold on `module`. After the last, its namespace is emptied: its
+    Numba dispatcher and the module refer to each other through objects that the garbage
+    collector cannot see into, so only breaking that cycle lets both be freed."""
+    with _lock:
+        entry = _modules.get(module.__name__)
+        if entry is None or entry[0] is not module:
+            return
+        entry[1] -= 1
+        if entry[1]:
+            return
+        del _modules[module.__name__]
+    module.__dict__.clear()
+
+
+def hold_while(owner, module):
+    """Releases `module` (held by a `load`) when `owner` is freed."""
+    weakref.finalize(owner, release, module).atexit = False
+
+
+@contextlib.contextmanager
+def importable(module):
+    """Registers `module` in sys.modules while Numba compiles or loads its functions:
+    loading cached machine code imports the module by name, and an import that missed
+    sys.modules would look for the file on sys.path. Removed again afterwards, so that a
+    deleted function's module can be freed."""
+    name = module.__name__
+    with _lock:
+        _importers[name] = _importers.get(name, 0) + 1
         sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        return module
+    try:
+        yield module
+    finally:
+        with _lock:
+            _importers[name] -= 1
+            if not _importers[name]:
+                del _importers[name]
+                if sys.modules.get(name) is module:
+                    del sys.modules[name]
+
+
+def _after_fork_in_child():  # the thread that held the lock is not in the child
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -5,6 +5,7 @@ import functools
 import inspect
 import os
 import queue
+import sys
 import threading
 import time
 import types
@@ -269,6 +270,39 @@ class _CompileWorker:
 
 
 _compile_worker = _CompileWorker()
+# Traces whose compile is queued or running. A forked child has no worker thread and
+# none of the parent's other threads, so it starts these again itself.
+_unfinished = weakref.WeakSet()
+
+
+def _numba_compiler_lock():
+    module = sys.modules.get("numba.core.compiler_lock")  # None until a compile started
+    return None if module is None else module.global_compiler_lock
+
+
+def _before_fork():
+    """Waits for a Numba compile in progress: a child made while another thread holds
+    Numba's compiler lock could never compile (nor load a cached kernel)."""
+    lock = _numba_compiler_lock()
+    if lock is not None:
+        lock.acquire()
+
+
+def _after_fork_in_parent():
+    lock = _numba_compiler_lock()
+    if lock is not None:
+        lock.release()
+
+
+def _after_fork_in_child():
+    _after_fork_in_parent()
+    _compile_worker.__init__()
+    for concrete in list(_unfinished):
+        concrete._restart_compile_after_fork()
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
 
 
 class _CallSignature:
@@ -666,6 +700,7 @@ class ConcreteFunction:
         with self._lock:
             if self._compile_done is None and self._compiled is None:
                 self._compile_done = threading.Event()
+                _unfinished.add(self)
                 _compile_worker.submit(self._compile_in_background)
 
     def _compile_in_background(self):
@@ -676,29 +711,53 @@ class ConcreteFunction:
             self._compile()
         finally:
             self._compile_done.set()
+            _unfinished.discard(self)
+
+    def _restart_compile_after_fork(self):
+        """In a forked child: the threads that held this trace's locks or ran its compile
+        are gone. The next call (or wait_compiled) queues the compile again here."""
+        self._lock = threading.Lock()
+        self._compile_lock = threading.Lock()
+        if self._compiled is None and self._compile_error is None:
+            self._compile_done = None
+        else:
+            self._compile_done = threading.Event()
+            self._compile_done.set()
+            _unfinished.discard(self)
 
     def _compile(self):
-        with self._compile_lock:
-            if self._compiled is not None or self._compile_error is not None:
+        _unfinished.add(self)
+        try:
+            with self._compile_lock:
+                self._compile_now()
+        finally:
+            _unfinished.discard(self)
+
+    def _compile_now(self):
+        if self._compiled is not None or self._compile_error is not None:
+            return
+        try:
+            from ..backends.numba_cpu import Unsupported, compile_graph
+        except ImportError as e:  # no compiled backend available: interpret
+            self._compile_error = e
+            return
+        try:
+            self._compiled = compile_graph(self.graph)
+        except Unsupported as e:
+            self._compile_error = e
+            if _has_op(self.graph, "PrintV2"):  # documented: printing functions run on NumPy
                 return
-            try:
-                from ..backends.numba_cpu import Unsupported, compile_graph
-            except ImportError as e:  # no compiled backend available: interpret
-                self._compile_error = e
-                return
-            try:
-                self._compiled = compile_graph(self.graph)
-            except Unsupported as e:
-                self._compile_error = e
-                if _has_op(self.graph, "PrintV2"):  # documented: printing functions run on NumPy
-                    return
-                warn(f"tf.function {self.name} runs with NumPy kernels, not compiled: {e}")
+            warn(f"tf.function {self.name} runs with NumPy kernels, not compiled: {e}")
+        except Exception as e:  # noqa: BLE001 - kept and shown: the NumPy kernels answer
+            self._compile_error = e
+            warn(f"tf.function {self.name} runs with NumPy kernels: compiling it failed "
+                 f"with {type(e).__name__}: {e}")
 
     def wait_compiled(self, timeout=None):
         """Blocks until the background compile (if any) finished; True if compiled."""
         self._start_background_compile()
         done = self._compile_done
-        if done is not None:
+        if done is not None and self._compiled is None and self._compile_error is None:
             done.wait(timeout)
         return self._compiled is not None
 

@@ -1,0 +1,136 @@
+"""Numba's on-disk cache for tapeflow's kernels, made safe to read: signed files in the
+private cache directory.
+
+Numba's own cache (`cache=True`) unpickles its index file before any check and trusts
+whatever data file the index names, so a planted or damaged file runs code or raises
+`UnpicklingError` in every later process. A kernel's dispatcher gets `SignedCache`
+instead (`attach`, `cfunc`): the same index and data files, next to the kernel's module
+in `__pycache__`, each written 0600 with an HMAC of its bytes (cache_store.sign) and read
+only when that verifies. Anything else (a bad signature, a truncated file, a failure to
+rebuild what it holds) is a cache miss, reported once: Numba compiles again and the
+files are written anew.
+"""
+
+import inspect
+import io
+import os
+import pickle
+import sys
+
+from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
+from numba.core.caching import InTreeCacheLocator
+
+from . import cache_store
+
+
+class _KernelLocator(InTreeCacheLocator):
+    """`__pycache__` beside the kernel's module, created private; whatever
+    NUMBA_CACHE_DIR says, as only the cache directory is checked."""
+
+    def ensure_cache_path(self):
+        cache_store.make_private_dir(self.get_cache_path())
+
+
+class _Impl(CompileResultCacheImpl):
+    def __init__(self, py_func):  # numba's would pick a locator from NUMBA_* settings
+        self._lineno = py_func.__code__.co_firstlineno
+        source_path = inspect.getfile(py_func)
+        self._locator = _KernelLocator.from_function(py_func, source_path)
+        if self._locator is None:
+            raise OSError(f"cannot cache {py_func.__qualname__}: {source_path} is missing "
+                          f"or its __pycache__ cannot be written")
+        module = os.path.splitext(os.path.basename(source_path))[0]
+        self._filename_base = self.get_filename_base(f"{module}.{py_func.__qualname__}",
+                                                     getattr(sys, "abiflags", ""))
+
+
+class _SignedFiles(IndexDataCacheFile):
+    """Numba's index and data files, signed; what does not verify is not there."""
+
+    def _read(self, path):
+        """The verified body of `path`, or None (missing or not ours)."""
+        try:
+            with open(path, "rb") as f:
+                content = f.read()
+        except FileNotFoundError:
+            return None
+        body = cache_store.verified(path, content)
+        if body is None:
+            cache_store.report_damage(path, "its signature does not match")
+        return body
+
+    def _write(self, path, body):
+        cache_store.write_private(path, cache_store.sign(path, body))
+
+    def _load_index(self):
+        body = self._read(self._index_path)
+        if body is None:
+            return {}
+        stream = io.BytesIO(body)
+        if pickle.load(stream) != self._version:  # written by another numba
+            return {}
+        stamp, overloads = pickle.loads(stream.read())
+        return overloads if stamp == self._source_stamp else {}
+
+    def _save_index(self, overloads):
+        version = pickle.dumps(self._version, protocol=-1)
+        self._write(self._index_path, version + self._dump((self._source_stamp, overloads)))
+
+    def _load_data(self, name):
+        body = self._read(self._data_path(name))
+        if body is None:
+            raise FileNotFoundError(name)  # IndexDataCacheFile.load: a miss
+        return pickle.loads(body)
+
+    def _save_data(self, name, data):
+        self._write(self._data_path(name), self._dump(data))
+
+
+class SignedCache(FunctionCache):
+    """A FunctionCache whose files are signed (`_SignedFiles`) and whose failures are
+    misses: the cache can make a compile slower, never fail it."""
+
+    _impl_class = _Impl
+
+    def __init__(self, py_func):  # FunctionCache's, with signed files
+        self._name = repr(py_func)
+        self._py_func = py_func
+        self._impl = _Impl(py_func)
+        self._cache_path = self._impl.locator.get_cache_path()
+        self._cache_file = _SignedFiles(cache_path=self._cache_path,
+                                        filename_base=self._impl.filename_base,
+                                        source_stamp=self._impl.locator.get_source_stamp())
+        self.enable()
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception as e:  # noqa: BLE001 - a verified file that still fails to load
+            cache_store.report_damage(self._cache_path, f"{type(e).__name__}: {e}")
+            return None
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except OSError:  # the compiled code is in memory: only a later process misses it
+            pass
+
+
+def attach(compiled, py_func):
+    """Gives a dispatcher (`njit` or `CFunc`, made without `cache=True`) the signed disk
+    cache for `py_func`; none where its file is missing or its directory unwritable."""
+    try:
+        compiled._cache = SignedCache(py_func)
+    except OSError:
+        pass
+
+
+def cfunc(py_func, signature, **options):
+    """`numba.cfunc(signature, cache=True, **options)(py_func)`, with the signed cache."""
+    from numba.core import sigutils
+    from numba.core.ccallback import CFunc
+    compiled = CFunc(py_func, sigutils.normalize_signature(signature), locals={},
+                     options=options)
+    attach(compiled, py_func)
+    compiled.compile()
+    return compiled
