@@ -22,12 +22,20 @@ class NotFoundError(OpError):
     """A named entity (a registered gradient, an op) does not exist."""
 
 
+class DataLossError(OpError):
+    """Stored data is truncated or damaged (a checkpoint file)."""
+
+
 class InternalError(OpError):
     """tapeflow itself failed; please report it."""
 
 
 class OutOfRangeError(OpError):
     """An index or iteration went past its end."""
+
+
+class ResourceExhaustedError(OpError):
+    """An op could not allocate its output (out of memory)."""
 
 
 class FailedPreconditionError(OpError):

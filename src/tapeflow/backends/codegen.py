@@ -136,7 +136,8 @@ class Codegen:
         self.arrays = []         # array constants, in param order
         self.array_index = {}
         self.ints = []           # the shape-like attrs, in order
-        self.errors = []         # error code -> (kind, node)
+        self.errors = []         # error code -> (kind, node, detail)
+        self.sites = []          # W[0] value -> the node whose code runs then
         self.prologue = []
         self.variables = {}      # variable index -> Val (current value)
         self.assigned = []       # variable indices assigned, in order
@@ -159,6 +160,15 @@ class Codegen:
     def error(self, kind, node, detail=""):
         self.errors.append((kind, node, detail))
         return len(self.errors) - 1
+
+    def mark(self, node):
+        """Writes which node's code runs next into the kernel's W argument (one store),
+        so that an error no check of ours raises (a singular matrix, an allocation too
+        big) names the node and its line, at no cost on the way that does not fail."""
+        if not self.sites:
+            self.prologue.insert(0, "W[0] = -1")
+        self.sites.append(node)
+        self.emit(f"W[0] = {len(self.sites) - 1}")
 
     def runtime_ints(self, values):
         exprs = []
@@ -366,6 +376,7 @@ class Codegen:
             for ph, v in zip(sub.inputs, inputs):
                 self.vals[id(ph)] = v
             self.body(sub)
+            self.mark(where)  # the branch or loop's own code runs next
             return [self.val(x) for x in sub.outputs]
         finally:
             self.graph, self.consumers, self.outputs_ids = saved
@@ -379,12 +390,14 @@ class Codegen:
         if lower is None:
             raise Unsupported(_unsupported_message(node))
         self.emit(f"# {name}")
+        self.mark(node)
         lower(self, node)
 
     # -- fused groups -------------------------------------------------------------------------
     def group(self, group):
         for node in group.nodes + group.reductions:
             _check_node_dtypes(node)
+        self.mark(group.nodes[0] if group.nodes else group.reductions[0])
         _FusedLoop(self, group).emit()
 
 
@@ -448,6 +461,14 @@ def _read_variable(cg, node):
         cg.variables[index] = v
     cg.used.add(v.name)
     cg.define(node.outputs[0], v)
+
+
+@lowering("IdentityN")
+def _identity_n(cg, node):
+    # A custom gradient in a loaded function (graph/identity_n.py): its outputs are its
+    # inputs; only its gradient differs.
+    for x, y in zip(node.inputs, node.outputs):
+        cg.define(y, cg.val(x))
 
 
 @lowering("AssignVariableOp")
@@ -535,11 +556,18 @@ def _dynamic_reshape(cg, node):
     src = cg.contiguous(x)
     shape = cg.array(cg.val(node.inputs[1]))
     dims = []
+    cg.emit(f"check_reshape_target({shape}, {cg.error('reshape_unknowns', node)}, "
+            f"{cg.error('reshape_negative', node)})")
     for i in range(len(y._shape)):
         dims.append(_assign(cg, f"reshape_dim({shape}, {src}.size, {i})"))
-    code = cg.error("reshape", node)
-    cg.emit(f"if {cg.product(dims)} != {src}.size: raise ValueError({code}, {src}.size)")
+    _check_reshape_size(cg, node, src, dims)
     _out(cg, node, _assign(cg, f"{src}.reshape({_tuple(dims)})"))
+
+
+def _check_reshape_size(cg, node, src, dims):
+    code = cg.error("reshape", node)
+    product = _assign(cg, cg.product(dims))
+    cg.emit(f"if {product} != {src}.size: raise ValueError({code}, {src}.size, {product})")
 
 
 @lowering("DynamicBroadcastTo")
@@ -547,6 +575,7 @@ def _dynamic_broadcast_to(cg, node):
     x = cg.val(node.inputs[0])
     y = node.outputs[0]
     dims = [_assign(cg, d) for d in _runtime_dims(cg, node.inputs[1], len(y._shape))]
+    _check_dims_not_negative(cg, node, dims)
     code = cg.error("shape", node)
     for k, d in enumerate(cg.dims(x)):
         target = dims[len(dims) - x.rank + k]
@@ -555,6 +584,14 @@ def _dynamic_broadcast_to(cg, node):
     value = cg.array(x) if x.rank else cg.scalar(x)
     cg.emit(f"{out}[...] = {value}")
     _out(cg, node, out)
+
+
+def _check_dims_not_negative(cg, node, dims):
+    """A shape computed when the graph runs (tf.zeros([n])) must have no negative entry:
+    np.empty would raise without naming the node or the value."""
+    code = cg.error("dimension", node)
+    for d in dims:
+        cg.emit(f"if {d} < 0: raise ValueError({code}, {d})")
 
 
 @lowering("Transpose")
@@ -863,7 +900,7 @@ def _gather(cg, node):
     p4 = _assign(cg, f"{cg.contiguous(p)}.reshape(({batch}, {outer}, {pd[axis]}, {inner}))")
     i2 = _assign(cg, f"{cg.contiguous(i)}.reshape(({batch}, {m}))")
     o4 = _assign(cg, f"np.empty(({batch}, {outer}, {m}, {inner}), {np_name(y.dtype)})")
-    code = cg.error("gather", node, f"[0, {p.shape[axis]})")
+    code = cg.error("gather", node, i.shape)
     cg.emit(f"gather4({p4}, {i2}, {o4}, {code})")
     shape = pd[:axis] + id_[b:] + pd[axis + 1:]
     _out(cg, node, _assign(cg, f"{o4}.reshape({_tuple(shape)})"))
@@ -871,9 +908,9 @@ def _gather(cg, node):
 
 def _check_gather_index(cg, node, p, axis, k, when=""):
     """Raises (as gather4 does) unless 0 <= k < p's size along `axis`."""
-    code = cg.error("gather", node, f"[0, {p.shape[axis]})")
-    cg.emit(f"if {when}({k} < 0 or {k} >= {cg.array(p)}.shape[{axis}]): "
-            f"raise IndexError({code}, {k})")
+    code = cg.error("gather", node, ())
+    n = f"{cg.array(p)}.shape[{axis}]"
+    cg.emit(f"if {when}({k} < 0 or {k} >= {n}): raise IndexError({code}, {k}, {n}, 0)")
 
 
 def _gather_range(cg, node, p, axis, start, count, step):
@@ -921,7 +958,7 @@ def _segment_sum(cg, node):
     d2 = _assign(cg, f"{cg.contiguous(data)}.reshape(({m}, {inner}))")
     i1 = _assign(cg, f"{cg.contiguous(ids)}.reshape({m})")
     o2 = _assign(cg, f"np.zeros(({n}, {inner}), {np_name(y.dtype)})")
-    code = cg.error("segment", node)
+    code = cg.error("segment", node, ids.shape)
     cg.emit(f"segment_sum({d2}, {i1}, {o2}, {code})")
     _out(cg, node, _assign(cg, f"{o2}.reshape({_tuple([n] + dd[k:])})"))
 

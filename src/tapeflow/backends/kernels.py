@@ -574,6 +574,20 @@ def reshape_dim(shape, size, i):
 
 
 @_jit
+def check_reshape_target(shape, two_unknowns, negative):
+    """Raises (a code, and the positions or value) unless `shape` has at most one -1 and
+    no other negative entry, as TensorFlow's Reshape requires."""
+    unknown = -1
+    for i in range(shape.shape[0]):
+        if shape[i] == -1:
+            if unknown >= 0:
+                raise ValueError(two_unknowns, unknown, i)
+            unknown = i
+        elif shape[i] < -1:
+            raise ValueError(negative, i, shape[i])
+
+
+@_jit
 def grow_rows(h):
     """h with twice the rows (the first ones copied): a loop's history buffer."""
     out = np.empty((2 * h.shape[0],) + h.shape[1:], h.dtype)
@@ -589,7 +603,7 @@ def gather4(params, indices, out, code):
         for j in range(m):
             k = indices[b, j]
             if k < 0 or k >= n:
-                raise IndexError(code, k)
+                raise IndexError(code, k, n, b * m + j)
     for b in range(batch):
         for a in range(outer):
             for j in range(m):
@@ -603,7 +617,7 @@ def segment_sum(data, ids, out, code):
     n = out.shape[0]
     for j in range(ids.shape[0]):
         if ids[j] >= n:
-            raise IndexError(code, ids[j])
+            raise IndexError(code, ids[j], n, j)
     for j in range(ids.shape[0]):
         k = ids[j]
         if k >= 0:

@@ -87,6 +87,9 @@ def _broadcast_infer(input, shape, hint):
 
 def _broadcast_kernel(input, shape, hint):
     dims = _dims(shape)
+    for d in dims:
+        if d < 0:
+            raise _error("DynamicBroadcastTo", f"Dimension {d} must be >= 0")
     try:
         return np.array(np.broadcast_to(input, dims))
     except ValueError:

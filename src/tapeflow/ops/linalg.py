@@ -6,13 +6,15 @@ import string
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, UnimplementedError
+from .. import dtypes
+from ..dtypes import kernel_name
+from ..errors import InvalidArgumentError, NotFoundError, UnimplementedError
 from ..tensor import Tensor
 from . import rules
 from .dynamic import input_shape
 from .elementwise import abs, cast, maximum, multiply, pow, sqrt, square, where
 from .registry import OpDef, bind, register
-from .rules import is_float, is_numeric, kernel_dims, unbroadcast
+from .rules import is_float, kernel_dims, unbroadcast
 
 
 def _wide(fn):
@@ -28,22 +30,44 @@ def _wide(fn):
     return kernel
 
 
-def _check_matmul_dtypes(op_name, a, b):
-    if a.dtype is not b.dtype:
-        rules.check_same_dtype(op_name, (a, b))
-    if not is_numeric(a.dtype):
-        rules.check_dtype_in(op_name, a, is_numeric, "numeric types")
+# TensorFlow's CPU product kernels, by op: the dtypes they serve, and those the op
+# admits that no CPU kernel serves (NotFoundError, "Could not find device for node");
+# any other dtype is the op's InvalidArgumentError.
+_PRODUCT_DTYPES = {
+    "MatMul": (("float16", "float32", "float64", "int32", "int64"), ("uint8",)),
+    "BatchMatMulV2": (("float16", "float32", "float64", "int16", "int32", "int64"),
+                      ("uint8",)),
+    "Einsum": (("float16", "float32", "float64", "int32", "int64"),
+               ("int8", "int16", "uint8", "bool")),
+}
+
+
+def _check_product_dtypes(op_name, operands):
+    first = operands[0]
+    if len(operands) > 1 and first.dtype is not operands[1].dtype:
+        rules.check_same_dtype(op_name, operands)
+    served, kernelless = _PRODUCT_DTYPES[op_name]
+    name = first.dtype.name
+    if name in served:
+        return
+    if name in kernelless:
+        raise NotFoundError(f"Could not find device for node: {{{{node {op_name}}}}} = "
+                            f"{op_name}[T=DT_{name.upper()}] [Op:{op_name}]", op=op_name)
+    what = ", ".join(kernel_name(dtypes.as_dtype(d)) for d in served + kernelless)
+    rules.check_dtype_in(op_name, first, lambda d: d.name in served, what)
 
 
 # -- MatMul (2-D) and BatchMatMulV2 (batched, broadcasting batch dims) -----------------
 
 def _matmul_infer(a, b, transpose_a, transpose_b):
-    _check_matmul_dtypes("MatMul", a, b)
-    for i, x in enumerate((a, b)):
-        if len(x._shape) != 2:
-            raise InvalidArgumentError(
-                f"In[{i}] is not a matrix. Instead it has shape {kernel_dims(x._shape)} "
-                "[Op:MatMul]", op="MatMul")
+    _check_product_dtypes("MatMul", (a, b))
+    if len(a._shape) != 2 or len(b._shape) != 2:
+        if len(a._shape) == len(b._shape):
+            message = f"In[0] and In[1] ndims must be == 2: {len(a._shape)}"
+        else:
+            message = (f"In[0] and In[1] has different ndims: {kernel_dims(a._shape)} vs. "
+                       f"{kernel_dims(b._shape)}")
+        raise InvalidArgumentError(f"{message} [Op:MatMul]", op="MatMul")
     m, k = a._shape[::-1] if transpose_a else a._shape
     k2, n = b._shape[::-1] if transpose_b else b._shape
     if k != k2:
@@ -86,7 +110,7 @@ MATMUL = register(OpDef(
 
 
 def _batch_matmul_infer(x, y, adj_x, adj_y):
-    _check_matmul_dtypes("BatchMatMulV2", x, y)
+    _check_product_dtypes("BatchMatMulV2", (x, y))
     for i, t in enumerate((x, y)):
         if len(t._shape) < 2:
             raise InvalidArgumentError(
@@ -199,10 +223,7 @@ def _split(equation):
 
 def _einsum_infer(*operands, equation, broadcast):
     op_name = "Einsum"
-    if len(operands) > 1 and operands[0].dtype is not operands[1].dtype:
-        rules.check_same_dtype(op_name, operands)
-    if not is_numeric(operands[0].dtype):
-        rules.check_dtype_in(op_name, operands[0], is_numeric, "numeric types")
+    _check_product_dtypes(op_name, operands)
     ins, out = _split(equation)
     size = {}
     for i, (labels, x) in enumerate(zip(ins, operands)):
@@ -473,12 +494,17 @@ def _inverse_infer(input, adjoint):
     return input._shape, input.dtype
 
 
+# TensorFlow's words for a singular matrix, by op (the compiled kernels' too).
+NOT_INVERTIBLE = {"MatrixInverse": "Input is not invertible.",
+                  "MatrixSolve": "Input matrix is not invertible."}
+
+
 def _inverse_kernel(input, adjoint):
     a = np.swapaxes(input, -1, -2) if adjoint else input
     try:
         return np.linalg.inv(a)
     except np.linalg.LinAlgError:
-        raise InvalidArgumentError("Input is not invertible. [Op:MatrixInverse]",
+        raise InvalidArgumentError(f"{NOT_INVERTIBLE['MatrixInverse']} [Op:MatrixInverse]",
                                    op="MatrixInverse") from None
 
 
@@ -545,7 +571,7 @@ def _solve_kernel(matrix, rhs, adjoint):
     try:
         return np.linalg.solve(a, rhs)
     except np.linalg.LinAlgError:
-        raise InvalidArgumentError("Input matrix is not invertible. [Op:MatrixSolve]",
+        raise InvalidArgumentError(f"{NOT_INVERTIBLE['MatrixSolve']} [Op:MatrixSolve]",
                                    op="MatrixSolve") from None
 
 

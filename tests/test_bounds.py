@@ -1,0 +1,93 @@
+"""Index and size checks of the indexing and shape ops, eagerly and inside tf.function
+(compiled), and errors of compiled kernels: TensorFlow 2.21's class and words, naming the
+op and (inside tf.function) the user's line; a compiled kernel never reads or writes out
+of bounds."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.config import settings
+from tapeflow.errors import InvalidArgumentError, ResourceExhaustedError
+
+HERE = r"\S*test_bounds\.py:\d+"
+
+
+@pytest.fixture
+def compiled(monkeypatch):
+    """tf.function graphs run compiled, and must not fall back to the NumPy kernels."""
+    monkeypatch.setattr(settings, "compile_mode", "sync")
+    monkeypatch.setattr(settings, "run_functions_eagerly", False)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*runs with NumPy kernels")
+        yield
+
+
+def _raises(error, pattern, fn, *args):
+    with pytest.raises(error, match=pattern):
+        fn(*args)
+
+
+# -- compiled kernels: errors NumPy raises inside them name the op and the line ------------
+
+def test_singular_matrices_in_a_compiled_function(compiled):
+    @tf.function
+    def inverse_and_solve(a):
+        return tf.linalg.inv(a), tf.linalg.solve(a + 1.0, tf.ones((2, 1)))
+
+    a = tf.constant([[2.0, 0.0], [0.0, 4.0]])
+    inv, _ = inverse_and_solve(a)
+    np.testing.assert_allclose(inv.numpy(), [[0.5, 0.0], [0.0, 0.25]])
+    _raises(InvalidArgumentError, rf"^Input is not invertible\. \(at {HERE}: .*"
+                                  rf"\[Op:MatrixInverse\]$", inverse_and_solve, tf.zeros((2, 2)))
+    _raises(InvalidArgumentError, rf"^Input matrix is not invertible\. \(at {HERE}: .*"
+                                  rf"\[Op:MatrixSolve\]$", inverse_and_solve,
+            tf.constant([[0.0, 1.0], [1.0, 3.0]]))  # invertible, but not once 1 is added
+
+
+def test_run_time_sizes_in_a_compiled_function(compiled):
+    @tf.function
+    def blocks(n, m):
+        return tf.zeros([n, 2]), tf.ones([m, m])
+
+    three, two = tf.constant(3), tf.constant(2)
+    assert [t.shape for t in blocks(three, two)] == [(3, 2), (2, 2)]
+    _raises(InvalidArgumentError, rf"^Dimension -3 must be >= 0 \(at {HERE}: .*tf.zeros",
+            blocks, tf.constant(-3), two)
+    # (2**31 - 1)**2 float32s: more bytes than an address space (Numba refuses the size).
+    _raises(ResourceExhaustedError, rf"^OOM when allocating a float32 tensor .*\(at {HERE}: "
+                                    rf".*tf.ones", blocks, three, tf.constant(2**31 - 1))
+
+
+def test_run_time_reshape_targets_in_a_compiled_function(compiled):
+    @tf.function
+    def reshaped(shape):
+        return tf.reshape(tf.range(6.0), shape)
+
+    assert reshaped(tf.constant([3, -1])).shape == (3, 2)
+    _raises(InvalidArgumentError, rf"^Input to reshape is a tensor with 6 values, but the "
+                                  rf"requested shape has 8 \(at {HERE}", reshaped,
+            tf.constant([4, 2]))
+    _raises(InvalidArgumentError, r"^Only one input size may be -1, not both 0 and 1 ",
+            reshaped, tf.constant([-1, -1]))
+    _raises(InvalidArgumentError, r"^Size 1 must be non-negative, not -2 ", reshaped,
+            tf.constant([-1, -2]))
+
+
+def test_compiled_gather_and_segment_errors_name_the_index(compiled):
+    m = tf.reshape(tf.range(6.0), [2, 3])
+
+    @tf.function
+    def gather_and_sum(i, ids):
+        return tf.gather(m, i, axis=1), tf.math.unsorted_segment_sum(m[0], ids, 3)
+
+    ok = gather_and_sum(tf.constant([[0, 2]]), tf.constant([0, -1, 2]))
+    np.testing.assert_array_equal(ok[1].numpy(), [0.0, 0.0, 2.0])  # a negative id drops
+    _raises(InvalidArgumentError, rf"^indices\[0,1\] = -1 is not in \[0, 3\) \(at {HERE}: "
+                                  rf".*\[Op:GatherV2\]$", gather_and_sum,
+            tf.constant([[0, -1]]), tf.constant([0, 1, 2]))
+    _raises(InvalidArgumentError, r"^segment_ids\[2\] = 5 is out of range \[0, 3\) .*"
+                                  r"\[Op:UnsortedSegmentSum\]$", gather_and_sum,
+            tf.constant([[0, 1]]), tf.constant([0, 1, 5]))
