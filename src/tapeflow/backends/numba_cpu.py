@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import InternalError, InvalidArgumentError, ResourceExhaustedError
 from ..graph import passes
 from . import cache, codegen, microgemm, numba_cache
 from .codegen import Unsupported
@@ -54,6 +54,8 @@ def assemble(cg):
     if cg.ints:
         params.append(codegen.Param("I", "ints", None, np.dtype(np.int64), 1))
     params += [p for p in cg.params if p.kind in ("random", "permutation", "stream")]
+    if cg.sites:
+        params.append(codegen.Param("W", "site", None, np.dtype(np.int64), 1))
     body = cg.prologue_lines() + cg.lines
     text = "\n".join(body)
     helpers = sorted(_helper_names() & set(re.findall(r"\b([A-Za-z_]\w*)\(", text)))
@@ -85,8 +87,7 @@ class CompiledGraph:
         self._outputs = output_specs
         self._assigned = assigned
         self._errors = cg.errors
-        self._linalg = [n for n in graph.nodes if n.op.name in ("MatrixInverse",
-                                                                  "MatrixSolve")]
+        self._sites = cg.sites
         self._plan = []
         for p in params:
             if p.kind == "input":
@@ -107,6 +108,8 @@ class CompiledGraph:
                 self._plan.append((3, p.ref, p.dtype, None, None))
             elif p.kind == "stream":
                 self._plan.append((5, p.ref, None, None, None))
+            elif p.kind == "site":
+                self._plan.append((6, None, None, None, None))
             else:
                 self._plan.append((4, p.ref, None, None, None))
 
@@ -114,9 +117,14 @@ class CompiledGraph:
         """streams: {stream key: Generator} for the random ops inside branches and loops
         (ops/random.py, streams); made here for those it does not name."""
         args = []
+        site = None
         for kind, ref, dtype, shape, known in self._plan:
             if kind == 5:
                 args.append(streams[ref] if streams and ref in streams else _stream(ref))
+                continue
+            if kind == 6:
+                site = np.empty(1, np.int64)  # per call: kernels run in several threads
+                args.append(site)
                 continue
             if kind == 0:
                 args.append(_input(input_arrays[ref], dtype, shape, known, ref))
@@ -130,12 +138,8 @@ class CompiledGraph:
                 args.append(_permutation(ref))
         try:
             result = self._kernel(*args)
-        except (ValueError, IndexError) as e:
-            raise self._translate(e) from None
-        except np.linalg.LinAlgError as e:
-            names = sorted({n.op.name for n in self._linalg}) or ["MatrixInverse"]
-            raise InvalidArgumentError(f"Input is not invertible. ({e}) [Op:{names[0]}]",
-                                       op=names[0]) from None
+        except (ValueError, IndexError, ArithmeticError, MemoryError) as e:
+            raise self._translate(e, -1 if site is None else int(site[0])) from None
         outputs = [result[ref] if kind == "kernel" else ref for kind, ref in self._outputs]
         if self._assigned:
             new_values = list(variable_arrays)
@@ -145,13 +149,18 @@ class CompiledGraph:
             new_values = list(variable_arrays)
         return outputs, new_values
 
-    def _translate(self, error):
+    def _translate(self, error, site):
+        """TensorFlow's error for one a kernel raised: a check of ours raises a code
+        (and values) naming its node; any other error is NumPy's (as Numba implements
+        it) for the node that was running, which the kernel wrote in its `W` argument."""
         args = error.args
-        if args and isinstance(args[0], int) and 0 <= args[0] < len(self._errors):
+        if type(error) in (ValueError, IndexError) and args and type(args[0]) is int \
+                and 0 <= args[0] < len(self._errors):
             kind, node, detail = self._errors[args[0]]
-            value = args[1] if len(args) > 1 else None
-            return InvalidArgumentError(_message(kind, node, detail, value), op=node.op.name)
-        return InvalidArgumentError(f"compiled kernel failed: {error}")
+            return InvalidArgumentError(_message(kind, node, detail, args[1:]),
+                                        op=node.op.name)
+        node = self._sites[site] if 0 <= site < len(self._sites) else None
+        return _uncoded(error, node, self.graph.name)
 
     def __repr__(self):
         return f"<CompiledGraph {self.graph.name} {self.cache_key[:12]}>"
@@ -164,13 +173,17 @@ _MESSAGES = {
     "negative_power": "Integers to negative integer powers are not allowed",
     "division_by_zero": "Integer division by zero (at {where})",
     "index": "slice index {value} out of bounds (at {where})",
-    "gather": "indices = {value} is not in {detail} (at {where})",
-    "segment": "segment_ids = {value} is out of range (at {where})",
+    "gather": "indices{index} = {value} is not in [0, {values[1]}) (at {where})",
+    "segment": "segment_ids{index} = {value} is out of range [0, {values[1]}) (at {where})",
     "gather_nd": "indices[{value}] does not index into param shape (at {where})",
     "label": "Received a label value of {value} which is outside the valid range "
              "(at {where})",
     "reshape": "Input to reshape is a tensor with {value} values, but the requested shape "
-               "has another number (at {where})",
+               "has {values[1]} (at {where})",
+    "reshape_unknowns": "Only one input size may be -1, not both {value} and {values[1]} "
+                        "(at {where})",
+    "reshape_negative": "Size {value} must be non-negative, not {values[1]} (at {where})",
+    "dimension": "Dimension {value} must be >= 0 (at {where})",
     "loop_shape": "a loop variable changed shape between iterations, which its gradient "
                   "does not support: build such values in a list with .append (at {where})",
     "list_element": "cannot append an element whose shape differs from the list's elements "
@@ -180,11 +193,41 @@ _MESSAGES = {
 }
 
 
-def _message(kind, node, detail, value):
+def _message(kind, node, detail, values):
     op = node.op.name
     template = _MESSAGES.get(kind, kind + " (at {where})")
-    text = template.format(op=op, where=node.where(), detail=detail, value=value)
+    value = values[0] if values else None
+    text = template.format(op=op, where=node.where(), detail=detail, value=value,
+                           values=values, index=_index_text(detail, values))
     return f"{text} [Op:{op}]"
+
+
+def _index_text(shape, values):
+    """Where in an index tensor of `shape` (known while tracing, or not) the bad entry
+    is, from its flat position (the last value): "[1,0]" as TensorFlow writes it, "[5]"
+    in flat order where a dimension is unknown, "" for a scalar index."""
+    if not isinstance(shape, tuple) or len(values) < 3 or not shape:
+        return ""
+    flat = int(values[-1])
+    if None in shape:
+        return f"[{flat}]"
+    return "[" + ",".join(str(int(i)) for i in np.unravel_index(flat, shape)) + "]"
+
+
+def _uncoded(error, node, graph_name):
+    """The error NumPy (as Numba implements it) raised inside `node`'s code, as
+    TensorFlow's class and words for that op."""
+    if node is None:  # before the first node: cannot happen unless codegen is wrong
+        return InternalError(f"the compiled kernel of {graph_name} failed: {error}")
+    from ..ops.linalg import NOT_INVERTIBLE
+    op, where = node.op.name, node.where()
+    if isinstance(error, np.linalg.LinAlgError) and op in NOT_INVERTIBLE:
+        return InvalidArgumentError(f"{NOT_INVERTIBLE[op]} (at {where}) [Op:{op}]", op=op)
+    if isinstance(error, MemoryError) or "array is too big" in str(error):
+        dtype = node.outputs[0].dtype.name if node.outputs else "the output"
+        return ResourceExhaustedError(f"OOM when allocating a {dtype} tensor for {op} "
+                                      f"(at {where}) [Op:{op}]", op=op)
+    return InvalidArgumentError(f"{op} failed: {error} (at {where}) [Op:{op}]", op=op)
 
 
 def _canonical(a, dtype):
