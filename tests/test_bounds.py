@@ -91,3 +91,36 @@ def test_compiled_gather_and_segment_errors_name_the_index(compiled):
     _raises(InvalidArgumentError, r"^segment_ids\[2\] = 5 is out of range \[0, 3\) .*"
                                   r"\[Op:UnsortedSegmentSum\]$", gather_and_sum,
             tf.constant([[0, 1]]), tf.constant([0, 1, 5]))
+
+
+# -- tf.slice: TensorFlow's bounds, where NumPy would clamp -------------------------------
+
+SLICE_ERRORS = [
+    ([5], [1], r"Expected begin\[0\] in \[0, 3\], but got 5 \[Op:Slice\]"),
+    ([-2], [1], r"Expected begin\[0\] in \[0, 3\], but got -2 \[Op:Slice\]"),
+    ([4], [-1], r"Expected begin\[0\] in \[0, 3\], but got 4 \[Op:Slice\]"),
+    ([2], [3], r"Expected size\[0\] in \[0, 1\], but got 3 \[Op:Slice\]"),
+    ([1], [-2], r"Expected size\[0\] in \[0, 2\], but got -2 \[Op:Slice\]"),
+    ([0, 0], [1, 1], r"Expected begin and size arguments to be 1-D tensors of size 1, but "
+                     r"got shapes \[2\] and \[2\] instead\. \[Op:Slice\]"),
+]
+
+
+@pytest.mark.parametrize("begin, size, pattern", SLICE_ERRORS)
+def test_slice_out_of_bounds(begin, size, pattern):
+    _raises(InvalidArgumentError, pattern, tf.slice, tf.constant([1.0, 2.0, 3.0]), begin,
+            size)
+
+
+def test_slice_within_bounds_and_inside_a_function(compiled):
+    x = tf.constant([1.0, 2.0, 3.0])
+    assert tf.slice(x, [3], [0]).shape == (0,)
+    assert tf.slice(x, [0], [-1]).numpy().tolist() == [1.0, 2.0, 3.0]
+
+    @tf.function
+    def tail(y):
+        return tf.slice(y, [1], [-1]), tf.slice(y, [2], [1])
+
+    assert [t.numpy().tolist() for t in tail(x)] == [[2.0, 3.0], [3.0]]
+    _raises(InvalidArgumentError, r"Expected size\[0\] in \[0, 0\], but got 1 \[Op:Slice\]",
+            tail, tf.constant([1.0, 2.0]))

@@ -1305,10 +1305,38 @@ def _slice_positions(x, dim, k):
 
 
 def slice(input_, begin, size, name=None):
-    """The block of `input_` starting at `begin` with extent `size` (-1: to the end)."""
-    begin, size = _int_tuple(begin, "begin"), _int_tuple(size, "size")
+    """The block of `input_` starting at `begin` with extent `size` (-1: to the end).
+
+    TensorFlow's bounds: 0 <= begin[i] <= dim i, and size[i] is -1 or in
+    [0, dim i - begin[i]]; anything else is an InvalidArgumentError (NumPy would clamp).
+
+    >>> import tapeflow as tf
+    >>> tf.slice(tf.constant([[1, 2, 3], [4, 5, 6]]), [0, 1], [2, -1]).numpy()
+    array([[2, 3],
+           [5, 6]], dtype=int32)
+    """
+    x = _tensor(input_)
+    begin = _int_tuple(begin, "begin", "Slice")
+    size = _int_tuple(size, "size", "Slice")
+    _check_slice_bounds(x._shape, begin, size)
     key = tuple(_slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))
-    return bind(STRIDED_SLICE, (_tensor(input_),), {"key": _normalize_key(key)})
+    return bind(STRIDED_SLICE, (x,), {"key": _normalize_key(key)})
+
+
+def _check_slice_bounds(shape, begin, size):
+    """TensorFlow's Slice checks; a dimension unknown while tracing is checked as far as
+    its sign allows."""
+    rank = len(shape)
+    if len(begin) != rank or len(size) != rank:
+        raise _error("Slice", f"Expected begin and size arguments to be 1-D tensors of size "
+                              f"{rank}, but got shapes [{len(begin)}] and [{len(size)}] "
+                              f"instead.")
+    for i, (n, b, s) in enumerate(zip(shape, begin, size)):
+        if b < 0 or (n is not None and b > n):
+            raise _error("Slice", f"Expected begin[{i}] in [0, {n}], but got {b}")
+        if s < -1 or (n is not None and s > n - b):
+            raise _error("Slice", f"Expected size[{i}] in [0, {n if n is None else n - b}], "
+                                  f"but got {s}")
 
 
 def reverse(tensor, axis, name=None):
