@@ -80,6 +80,17 @@ _BY_NAME["half"] = float16
 _BY_NAME["double"] = float64
 
 
+# TensorFlow's C++ names (DataTypeString), which its kernels and converters print:
+# "Cannot convert 1.5 to EagerTensor of dtype float".
+_KERNEL_NAMES = {"float16": "half", "float32": "float", "float64": "double"}
+
+
+def kernel_name(dtype):
+    """The name TensorFlow's messages give `dtype`: 'float' for float32, 'double' for
+    float64, 'half' for float16, else its Python name."""
+    return _KERNEL_NAMES.get(dtype.name, dtype.name)
+
+
 def from_numpy(np_dtype):
     """The DType of a NumPy dtype; TypeError naming it when tapeflow has none."""
     try:

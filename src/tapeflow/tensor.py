@@ -475,26 +475,130 @@ def is_tensor(x):
 
 # -- conversion -------------------------------------------------------------------------
 
-def _python_dtype(value):
-    """TensorFlow's default dtype for a Python scalar or nested list of them."""
-    arr = np.asarray(value)
-    kind = arr.dtype.kind
+_INT32_MIN, _INT32_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+_INT64_MAX = np.iinfo(np.int64).max
+_OUT_OF_RANGE = "o"  # element kind of a Python int beyond int64's range
+
+
+def _out_of_range():
+    return ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
+
+
+def _unsupported(leaf):
+    return ValueError(f"Attempt to convert a value ({leaf!r}) with an unsupported type "
+                      f"({type(leaf)}) to a Tensor.")
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def _leaf_kind(leaf):
+    """NumPy's kind letter for one Python element, or None for one no tensor can hold."""
+    if isinstance(leaf, (bool, np.bool_)):
+        return "b"
+    if isinstance(leaf, (int, np.integer)):
+        return "i" if -_INT64_MAX - 1 <= leaf <= _INT64_MAX else _OUT_OF_RANGE
+    if isinstance(leaf, (float, np.floating)):
+        return "f"
+    if isinstance(leaf, (complex, np.complexfloating)):
+        return "c"
+    if isinstance(leaf, (str, bytes)):
+        return "U"
+    return None
+
+
+def _sequence_kind(value):
+    """The element kind of a Python value that NumPy typed as neither bool nor number,
+    found as TensorFlow's converter does: ValueError for None or another object, or a
+    sequence mixing such objects or strings with numbers."""
+    kinds = set()
+    unsupported = []  # (a list: the object may be None itself)
+    for leaf in _leaves(value):
+        kind = _leaf_kind(leaf)
+        if kind is None and not unsupported:
+            unsupported.append(leaf)
+        kinds.add(kind)
+    if kinds == {None}:
+        raise _unsupported(unsupported[0])
+    if None in kinds or "U" in kinds and len(kinds) > 1:
+        raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
+    for kind in "Ucf":  # the widest kind present decides
+        if kind in kinds:
+            return kind
+    return _OUT_OF_RANGE if _OUT_OF_RANGE in kinds else "i"
+
+
+def _natural_dtype(value, kind, array):
+    """TensorFlow's default dtype for a Python value of element kind `kind`."""
     if kind == "b":
         return dtypes.bool
-    if kind in "iu":
-        if arr.size and (arr.max() > np.iinfo(np.int32).max or arr.min() < np.iinfo(np.int32).min):
+    if kind == "i":
+        if array.size and (array.max() > _INT32_MAX or array.min() < _INT32_MIN):
             return dtypes.int64
         return dtypes.int32
     if kind == "f":
         return dtypes.float32
-    raise TypeError(f"Cannot convert {value!r} to a Tensor: unsupported element type")
+    if kind == _OUT_OF_RANGE:
+        raise _out_of_range()
+    what = "complex" if kind == "c" else "string"
+    raise TypeError(f"Cannot convert {value!r} to a Tensor: tapeflow has no {what} dtype")
 
 
-def _check_python_compatible(value, dtype):
-    """TypeError when a Python value cannot be held exactly by `dtype` (float into int)."""
-    kind = np.asarray(value).dtype.kind
-    if dtype.is_bool and kind != "b" or dtype.is_integer and kind not in "iub":
-        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+def _holds(dtype, kind):
+    """Whether TensorFlow converts Python elements of `kind` to `dtype`: bools anywhere,
+    ints to numbers, floats to floats only."""
+    if dtype.is_bool:
+        return kind == "b"
+    if dtype.is_integer:
+        return kind in "bi" or kind == _OUT_OF_RANGE  # out of range: the ValueError
+    return kind in "bif" or kind == _OUT_OF_RANGE
+
+
+def _from_python(value, dtype, dtype_hint):
+    """A Tensor from a Python scalar or nested sequence, as TensorFlow converts one: a
+    Python int wraps into a narrower integer dtype (300 is 44 as uint8), as TensorFlow's
+    converter does; a value `dtype` cannot hold is a TypeError naming TensorFlow's dtype."""
+    try:
+        array = np.asarray(value)
+    except ValueError:  # NumPy's "inhomogeneous shape"
+        raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
+    kind = array.dtype.kind
+    if kind == "u":  # a Python int NumPy could only hold as uint64
+        kind = "i" if array.max() <= _INT64_MAX else _OUT_OF_RANGE
+    elif kind not in "bif":
+        kind = _sequence_kind(value)
+    if dtype is None and dtype_hint is not None:
+        hint = dtypes.as_dtype(dtype_hint)
+        dtype = hint if _holds(hint, kind) else None
+    if dtype is None:
+        dtype = _natural_dtype(value, kind, array)
+    elif not _holds(dtype, kind):
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype "
+                        f"{dtypes.kernel_name(dtype)}")
+    elif kind == _OUT_OF_RANGE and not dtype.is_floating:
+        raise _out_of_range()
+    return wrap(array.astype(dtype._np))
+
+
+def _from_numpy(value, dtype):
+    kind = value.dtype.kind
+    if kind == "O":
+        first = type(value.flat[0]).__name__ if value.size else "object"
+        raise ValueError(f"Failed to convert a NumPy array to a Tensor (Unsupported object "
+                         f"type {first}).")
+    if kind in "Mm":
+        what = "NPY_DATETIME" if kind == "M" else "NPY_TIMEDELTA"
+        raise ValueError(f"Failed to convert a NumPy array to a Tensor (Unsupported numpy "
+                         f"type: {what}).")
+    if kind in "USV":
+        raise TypeError(f"Cannot convert a NumPy array of {value.dtype} to a Tensor")
+    target = dtype or dtypes.from_numpy(value.dtype)
+    return wrap(np.array(value, dtype=target._np))
 
 
 def _contains_tensor(value):
@@ -530,28 +634,10 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if dtype is not None and type(dtype) is not dtypes.DType:
         dtype = dtypes.as_dtype(dtype)
     if isinstance(value, (np.ndarray, np.generic)):
-        if value.dtype.kind in "OUSV":
-            raise TypeError(f"Cannot convert a NumPy array of {value.dtype} to a Tensor")
-        target = dtype or dtypes.from_numpy(value.dtype)
-        return wrap(np.array(value, dtype=target._np))
+        return _from_numpy(value, dtype)
     if _contains_tensor(value):
         return _ops.stack([convert_to_tensor(v, dtype, dtype_hint) for v in value])
-    if dtype is None:
-        dtype = _python_dtype(value)
-        if dtype_hint is not None:
-            hint = dtypes.as_dtype(dtype_hint)
-            try:
-                _check_python_compatible(value, hint)
-                dtype = hint
-            except TypeError:
-                pass
-    else:
-        _check_python_compatible(value, dtype)
-    try:
-        arr = np.array(value, dtype=dtype._np)
-    except (ValueError, OverflowError) as e:
-        raise ValueError(f"Cannot convert {value!r} to a Tensor of dtype {dtype.name}: {e}")
-    return wrap(arr)
+    return _from_python(value, dtype, dtype_hint)
 
 
 def scalar_operand(value, dtype):

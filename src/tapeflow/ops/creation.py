@@ -1,12 +1,52 @@
 """Ops that create tensors from shapes and scalars: zeros, ones, fill, eye, linspace, range."""
 
+import math
+import os
+
 import numpy as np
 
 from .. import dtypes
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, ResourceExhaustedError
 from ..tensor import Tensor, _Operators, convert_to_tensor, wrap
 from . import rules
 from .registry import OpDef, bind, register
+
+
+def _physical_memory():
+    """This machine's RAM in bytes, or None where the OS does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+_MEMORY = _physical_memory()
+
+
+def out_of_memory(op_name, shape, dtype):
+    """TensorFlow's error when its CPU allocator cannot hold an op's output."""
+    return ResourceExhaustedError(
+        f"OOM when allocating tensor with shape{rules.kernel_dims(shape)} and type "
+        f"{dtypes.kernel_name(dtype)} on /job:localhost/replica:0/task:0/device:CPU:0 by "
+        f"allocator cpu [Op:{op_name}]", op=op_name)
+
+
+def allocated(op_name, shape, dtype, make):
+    """`make()`, the new array of an op's output of `shape`, or TensorFlow's error for
+    an output that cannot exist: InvalidArgumentError past 2**63 - 1 elements,
+    ResourceExhaustedError past this machine's memory. Checked before allocating:
+    NumPy raises a bare MemoryError, or, with Linux's overcommit, hands out pages whose
+    filling gets the process killed."""
+    count = math.prod(shape)
+    if count > np.iinfo(np.int64).max:
+        raise InvalidArgumentError(f"Shape {rules.kernel_dims(shape)} would have more than "
+                                   f"2**63 - 1 elements [Op:{op_name}]", op=op_name)
+    if _MEMORY is not None and count * dtype._np.itemsize > _MEMORY:
+        raise out_of_memory(op_name, shape, dtype)
+    try:
+        return make()
+    except MemoryError:
+        raise out_of_memory(op_name, shape, dtype) from None
 
 
 def _shape_tuple(shape, op_name):
@@ -31,6 +71,8 @@ def _shape_tuple(shape, op_name):
     if any(d < 0 for d in dims):
         raise InvalidArgumentError(f"{op_name}: dimensions must be >= 0, got {list(dims)} "
                                    f"[Op:{op_name}]", op=op_name)
+    if any(d > np.iinfo(np.int64).max for d in dims):  # TensorFlow's int64 shape tensor
+        raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
     return dims
 
 
@@ -59,9 +101,14 @@ def _fill_infer(value, shape):
     return shape, value.dtype
 
 
+def _filled(shape, dtype, value):
+    # TensorFlow's zeros and ones are Fill ops too: their errors name Fill.
+    return allocated("Fill", shape, dtype, lambda: np.full(shape, value, dtype=dtype._np))
+
+
 FILL = register(OpDef(
     name="Fill", args=("value",), infer=_fill_infer,
-    eager=lambda value, shape: np.full(shape, value, dtype=np.asarray(value).dtype),
+    eager=lambda value, shape: _filled(shape, _dt(value), value),
     emit="{0}", saves=(),
     grad=lambda ctx, dy: (reduce_sum_all(dy),)))
 
@@ -95,7 +142,8 @@ def _range_kernel(start, limit, delta):
         raise InvalidArgumentError(f"Requires ((limit - start) / delta) <= "
                                    f"{np.iinfo(np.int64).max}: {start}, {limit}, {delta} "
                                    "[Op:Range]", op="Range")
-    return np.arange(start, limit, delta, dtype=np.asarray(start).dtype)
+    return allocated("Range", (int(size),), _dt(start),
+                     lambda: np.arange(start, limit, delta, dtype=np.asarray(start).dtype))
 
 
 RANGE = register(OpDef(name="Range", args=("start", "limit", "delta"), infer=_range_infer,
@@ -126,9 +174,11 @@ def _eye_infer(num_rows, num_columns, dtype):
     return (num_rows, num_columns), dtype
 
 
+# TensorFlow's eye is MatrixDiagV3 of ones: its errors name that op.
 EYE = register(OpDef(name="Eye", args=(), infer=_eye_infer,
-                     eager=lambda num_rows, num_columns, dtype: np.eye(
-                         num_rows, num_columns, dtype=dtype._np),
+                     eager=lambda num_rows, num_columns, dtype: allocated(
+                         "MatrixDiagV3", (num_rows, num_columns), dtype,
+                         lambda: np.eye(num_rows, num_columns, dtype=dtype._np)),
                      emit="np.eye", differentiable=False))
 
 
@@ -138,8 +188,7 @@ def _const_infer(shape, dtype, value):
 
 # Zeros/ones of a given shape: no tensor inputs, so never recorded by a tape.
 CONST_FILL = register(OpDef(
-    name="ConstFill", args=(), infer=_const_infer,
-    eager=lambda shape, dtype, value: np.full(shape, value, dtype=dtype._np),
+    name="ConstFill", args=(), infer=_const_infer, eager=_filled,
     emit="np.full", differentiable=False))
 
 
@@ -216,7 +265,8 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
                          "dtype": dtypes.as_dtype(dtype)})
     if batch_shape:
         batch = _shape_tuple(batch_shape, "Eye")
-        out = wrap(np.broadcast_to(out._value, batch + out._shape).copy())
+        out = wrap(allocated("MatrixDiagV3", batch + out._shape, out.dtype,
+                             lambda: np.broadcast_to(out._value, batch + out._shape).copy()))
     return out
 
 

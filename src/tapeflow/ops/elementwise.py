@@ -6,7 +6,7 @@ import operator
 import numpy as np
 from scipy import special
 
-from .. import dtypes
+from .. import context, dtypes
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor, _Operators, convert_to_tensor, scalar_operand
 from . import rules
@@ -39,6 +39,19 @@ def _binary(name, eager, emit, grad=None, saves=("x", "y"), allowed=is_numeric,
         infer=named(name, rules.binary(allowed, what, out_dtype, same_shape)),
         eager=eager, emit=emit, grad=grad, saves=saves if grad else (), elementwise=True,
         broadcasts=not same_shape, differentiable=grad is not None, **kw))
+
+
+_SIGNED = "float or signed integer types"
+
+
+def _is_signed(d):
+    """TensorFlow's Neg, Abs, Sign and Pow: floats and signed integers, never uint8."""
+    return d.is_floating or d._np.kind == "i"
+
+
+def _is_wide_number(d):
+    """TensorFlow's SquaredDifference: floats, int32 and int64."""
+    return d.is_floating or d.name in ("int32", "int64")
 
 
 def _pair(x, y):
@@ -192,7 +205,7 @@ def _pow_kernel(x, y):
 
 
 POW = _binary("Pow", _pow_kernel, "{0} ** {1}", grad=_pow_grad, saves=("x", "y", "out"),
-              domain=(0.5, 2.0))
+              allowed=_is_signed, what=_SIGNED, domain=(0.5, 2.0))
 
 
 def _maximum_grad(ctx, dy):
@@ -213,10 +226,11 @@ MAXIMUM = _binary("Maximum", np.maximum, "max({0}, {1})", grad=_maximum_grad, sm
 MINIMUM = _binary("Minimum", np.minimum, "min({0}, {1})", grad=_minimum_grad, smooth=False)
 SQUARED_DIFFERENCE = _binary(
     "SquaredDifference", lambda x, y: np.square(x - y), "({0} - {1}) * ({0} - {1})",
+    allowed=_is_wide_number, what="float, int32 or int64 types",
     grad=lambda ctx, dy: (unbroadcast(dy * (2.0 * (ctx.x - ctx.y)), ctx.shapes[0]),
                           unbroadcast(dy * (2.0 * (ctx.y - ctx.x)), ctx.shapes[1])))
 
-NEG = _unary("Neg", operator.neg, "-{0}", saves=(), allowed=is_numeric, what="numeric types",
+NEG = _unary("Neg", operator.neg, "-{0}", saves=(), allowed=_is_signed, what=_SIGNED,
              grad=lambda ctx, dy: (-dy,))
 SQUARE = _unary("Square", np.square, "{0} * {0}", allowed=is_numeric, what="numeric types",
                 grad=lambda ctx, dy: (dy * (ctx.x * 2.0),))
@@ -257,9 +271,9 @@ def _sigmoid(x):
 
 SIGMOID = _unary("Sigmoid", _sigmoid, "sigmoid_f({0})", saves=("out",),
                  grad=lambda ctx, dy: (sigmoid_grad(ctx.out, dy),), domain=(-4.0, 4.0))
-ABS = _unary("Abs", np.abs, "abs({0})", allowed=is_numeric, what="numeric types",
+ABS = _unary("Abs", np.abs, "abs({0})", allowed=_is_signed, what=_SIGNED,
              grad=lambda ctx, dy: (dy * sign(ctx.x),), smooth=False)
-SIGN = _unary("Sign", np.sign, "sign_f({0})", allowed=is_numeric, what="numeric types",
+SIGN = _unary("Sign", np.sign, "sign_f({0})", allowed=_is_signed, what=_SIGNED,
               saves=(), grad=lambda ctx, dy: (zeros_like(dy),), smooth=False)
 ROUND = _unary("Round", np.round, "round_f({0})", allowed=is_numeric, what="numeric types")
 FLOOR = _unary("Floor", np.floor, "floor_f({0})")
@@ -385,8 +399,34 @@ CLIP_BY_VALUE = register(OpDef(
 
 
 def add(x, y, name=None):
-    """x + y elementwise, with broadcasting; dtypes must match (no promotion)."""
-    return bind(ADD, _pair(x, y))
+    """x + y elementwise, with broadcasting; dtypes must match (no promotion).
+
+    As TensorFlow's add, a Python `y` takes a tensor `x`'s dtype only as a hint: one it
+    cannot hold (`int_tensor + 1.5`, `x + (1 + 2j)`) is AddV2's InvalidArgumentError
+    about the two dtypes, where the other operators raise the conversion's TypeError."""
+    try:
+        operands = _pair(x, y)
+    except TypeError:
+        if not isinstance(x, _Operators) or isinstance(y, _Operators):
+            raise
+        kind = np.asarray(y).dtype.kind
+        if kind in "cUS":
+            _no_tensor_of_kind(x, kind)
+        operands = x, convert_to_tensor(y)
+    return bind(ADD, operands)
+
+
+def _no_tensor_of_kind(x, kind):
+    """AddV2's error for `x + y`, `y` complex or a string: tapeflow has no tensor of
+    those, so this is raised here rather than by infer."""
+    error = rules.dtype_error(
+        f"cannot compute AddV2 as input #1(zero-based) was expected to be a "
+        f"{x.dtype.name} tensor but is a "
+        f"{'complex128' if kind == 'c' else 'string'} tensor [Op:AddV2]", "AddV2")
+    if context.current_graph.get() is not None:
+        from ..graph.trace import _with_location, user_location
+        error = _with_location(error, user_location())
+    raise error
 
 
 def subtract(x, y, name=None):

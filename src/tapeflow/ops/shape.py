@@ -889,10 +889,17 @@ def _one_hot_infer(indices, depth, on_value, off_value, axis, dtype):
 
 
 def _one_hot_kernel(indices, depth, on_value, off_value, axis, dtype):
+    from .creation import allocated
     axis = indices.ndim if axis == -1 else axis
-    positions = np.arange(depth).reshape((depth,) + (1,) * (indices.ndim - axis))
-    hot = np.expand_dims(indices, axis) == positions
-    return np.where(hot, on_value, off_value).astype(dtype._np)
+    shape = indices.shape[:axis] + (depth,) + indices.shape[axis:]
+    # Only the output is allocated (a comparison against every position would need
+    # the output's size again in bools and in float64).
+    out = allocated("OneHot", shape, dtype, lambda: np.full(shape, off_value, dtype._np))
+    hot = (indices >= 0) & (indices < depth)
+    where = list(np.nonzero(hot)) if indices.ndim else []
+    where.insert(axis, indices[hot])
+    out[tuple(where)] = on_value
+    return out
 
 
 ONE_HOT = register(OpDef(
