@@ -182,6 +182,31 @@ def test_signatures(tmp_path):
         named["scale"]()
 
 
+class Net(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(2)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3])])
+    def __call__(self, x, *extra, scale=1.0, **named):
+        return self.dense(x) * scale
+
+
+def test_callable_module_with_a_keras_layer(tmp_path):
+    net = Net()
+    x = tf.constant([[1.0, 2.0, 3.0]])
+    tf.saved_model.save(net, str(tmp_path / "net"))
+    loaded = tf.saved_model.load(str(tmp_path / "net"))
+    np.testing.assert_allclose(loaded(x), net(x))
+    # As a Keras layer that tf.saved_model.load revives: its variable lists.
+    assert [v.name for v in loaded.dense.trainable_variables] == ["kernel:0", "bias:0"]
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(loaded(x))
+    dkernel, dbias = tape.gradient(y, loaded.dense.trainable_variables)
+    np.testing.assert_allclose(dkernel, [[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+    np.testing.assert_allclose(dbias, [1.0, 1.0])
+
+
 def test_options_and_what_cannot_be_saved(tmp_path):
     with pytest.raises(TypeError):
         tf.saved_model.SaveOptions(bogus=1)

@@ -256,7 +256,8 @@ class _Loader:
             if not isinstance(attributes, dict):
                 self._fail(where, "expected attributes")
             for name, value in attributes.items():
-                if not name.isidentifier() or name.startswith("__") or name == "signatures":
+                if not name.isidentifier() or name == "signatures" or (
+                        name.startswith("__") and name != "__call__"):
                     self._fail(where, f"attribute name {name!r} is not allowed")
                 setattr(obj, name, self._resolve(value, objects, functions, built,
                                                  f"{where}.{name}"))

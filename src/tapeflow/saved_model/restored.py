@@ -12,7 +12,13 @@ from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor
 
 class _UserObject:
     """A loaded module: its saved attributes (Variables, submodules, lists, dicts and
-    functions), as TensorFlow's loaded objects."""
+    functions), as TensorFlow's loaded objects; callable when the module was."""
+
+    def __call__(self, *args, **kwargs):
+        call = self.__dict__.get("__call__")
+        if call is None:
+            raise TypeError("'_UserObject' object is not callable")
+        return call(*args, **kwargs)
 
 
 class RestoredFunction:
@@ -54,7 +60,15 @@ class RestoredFunction:
         except TypeError as e:
             raise TypeError(self._binding_error(args, kwargs, str(e))) from None
         bound.apply_defaults()
-        return bound.arguments
+        arguments = dict(bound.arguments)
+        # As the trace names them: *xs as xs_0, xs_1, ...; **kwargs by their keywords.
+        for p in self._signature.parameters.values():
+            if p.kind is p.VAR_POSITIONAL:
+                arguments.update((f"{p.name}_{i}", v)
+                                 for i, v in enumerate(arguments.pop(p.name, ())))
+            elif p.kind is p.VAR_KEYWORD:
+                arguments.update(arguments.pop(p.name, {}))
+        return arguments
 
     def _describe_signature(self):
         specs = iter(self._input_signature or ())
