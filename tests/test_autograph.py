@@ -1457,3 +1457,49 @@ def test_symbolic_tensor_as_bool_or_iterated_raises_operator_not_allowed_in_grap
             "unknown length", unpack_stacked_list, tf.constant(2),
             line_text="first, _ = tf.stack(rows)")
     assert tf.function(unpack)(tf.constant([1.0, 2.0])).numpy() == 1.0  # a known length
+
+
+def _power_until_100(x):
+    y = x
+    while y < 100.0:
+        y = y * x
+    return y
+
+
+def _power_until_50_or_n(x, n):
+    s = x
+    for i in tf.range(n):
+        s = s * x
+        if s > 50.0:
+            break
+    return s
+
+
+@pytest.mark.parametrize("compiled", ["off", "sync"])
+def test_loop_variable_starting_as_a_variable_carries_its_value(compiled, monkeypatch):
+    """As TensorFlow: a loop variable first bound to a tf.Variable is read and carried as
+    a tensor (128 with dy/dx 448, and 64 with 192, as TensorFlow 2.21), equal to eager."""
+    monkeypatch.setattr(settings, "compile_mode", compiled)
+    x = tf.Variable(2.0)
+    for fn, args, expected in [(_power_until_100, (), (128.0, 448.0)),
+                               (_power_until_50_or_n, (tf.constant(10),), (64.0, 192.0))]:
+        results = []
+        for run in (fn, tf.function(fn)):
+            with tf.GradientTape() as tape:
+                y = run(x, *args)
+            results.append((float(y), float(tape.gradient(y, x))))
+        assert results == [expected, expected], fn.__name__
+
+
+def test_loop_variable_bound_to_a_variable_in_the_body_becomes_a_tensor():
+    x = tf.Variable(3.0)
+
+    @tf.function
+    def last(n):
+        y = np.float32(1.0)
+        for _ in tf.range(n):
+            y = x
+        return y
+
+    result = last(tf.constant(2))
+    assert isinstance(result, tf.Tensor) and float(result) == 3.0

@@ -147,7 +147,9 @@ def _owned(tensors):
 
 
 def _is_tensor_like(v):
-    return isinstance(v, (Tensor, np.ndarray, np.generic)) or type(v) in (bool, int, float)
+    """Whether a loop or branch carries `v` as a tensor. A Variable is read, as in
+    TensorFlow: `y = x` before `while y < 100.0: y = y * x` starts y from x's value."""
+    return isinstance(v, (_Operators, np.ndarray, np.generic)) or type(v) in (bool, int, float)
 
 
 def _as_tensor(v):
