@@ -1253,3 +1253,32 @@ def test_a_gradient_call_with_a_bad_argument_does_not_use_up_the_tape():
     with pytest.raises(TypeError):
         g.gradient(None, x)
     assert val(g.gradient(y, x)) == 4.0
+
+
+def test_gradient_inside_a_persistent_tapes_context_warns_once(monkeypatch):
+    """TensorFlow logs this once per process (log_first_n); tapeflow warns once, at the
+    user's line. A non-persistent tape, or a call after the `with`, does not warn."""
+    import warnings
+
+    from tapeflow.autodiff import tape as tape_module
+    monkeypatch.setattr(tape_module, "_warned_inside_context", False)
+    x = tf.constant(3.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tf.GradientTape() as single:
+            single.watch(x)
+            y = x * x
+            single.gradient(y, x)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = x * x
+            assert float(tape.gradient(y, x)) == 6.0
+            assert float(tape.gradient(y, x)) == 6.0
+        tape.gradient(y, x)
+    messages = [w for w in caught if "GradientTape.gradient" in str(w.message)]
+    assert len(messages) == 1, [str(w.message) for w in caught]
+    assert messages[0].category is UserWarning
+    assert messages[0].filename == __file__
+    assert str(messages[0].message).startswith(
+        "Calling GradientTape.gradient on a persistent tape inside its context is "
+        "significantly less efficient than calling it outside the context")

@@ -50,6 +50,26 @@ def _zeros_like(x):
     return wrap(np.zeros(tuple(x.shape), dtype=x.dtype._np))
 
 
+_GRADIENT_INSIDE_CONTEXT = (
+    "Calling GradientTape.gradient on a persistent tape inside its context is "
+    "significantly less efficient than calling it outside the context (it causes the "
+    "gradient ops to be recorded on the tape, leading to increased CPU and memory usage). "
+    "Only call GradientTape.gradient inside the context if you actually want to trace the "
+    "gradient in order to compute higher order derivatives.")
+_warned_inside_context = False
+
+
+def _warn_gradient_inside_context():
+    """TensorFlow's warning for gradient() on a persistent tape still recording, given
+    once per process as TensorFlow logs it (absl's log_first_n, n = 1); here a Python
+    warning at the user's line."""
+    global _warned_inside_context
+    if not _warned_inside_context:
+        _warned_inside_context = True
+        from ..graph.trace import warn
+        warn(_GRADIENT_INSIDE_CONTEXT, UserWarning)
+
+
 class GradientTape:
     """Records operations for automatic differentiation (`tf.GradientTape`).
 
@@ -182,6 +202,8 @@ class GradientTape:
         The result has the structure of `sources`. Unconnected sources give None, or
         zeros with `unconnected_gradients=tf.UnconnectedGradients.ZERO`.
         """
+        if self._recording and self._persistent:
+            _warn_gradient_inside_context()
         mode = _unconnected_mode(unconnected_gradients)
         # Bad targets and sources fail before the tape is used up: TensorFlow lets you
         # call again. (TensorFlow checks the targets first.)
