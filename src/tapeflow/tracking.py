@@ -11,6 +11,9 @@ class AutoTrackable:
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
+        self._restore_deferred(name, value)
+
+    def _restore_deferred(self, name, value):
         # A checkpoint restored before this attribute existed (a layer not yet built)
         # left its value waiting: the new object gets it now, as in TensorFlow.
         deferred = self.__dict__.get(DEFERRED_ATTRIBUTE)
