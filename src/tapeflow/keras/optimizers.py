@@ -7,7 +7,6 @@ import numpy as np
 
 from .. import dtypes, ops
 from ..tensor import _Operators, convert_to_tensor
-from ..variable import Variable
 from . import naming
 from ._arguments import reject_unimplemented
 from .variables import KerasVariable

@@ -1,15 +1,12 @@
 """`tf.train.CheckpointManager`: numbered saves in one directory, keeping the latest few."""
 
 import collections
-import logging
 import os
 import time
 
 from ..tensor import _Operators
 from . import checkpoint_file
 from .checkpoint_state import CheckpointState, read_state, write_state
-
-_logger = logging.getLogger("tapeflow")
 
 
 class CheckpointManager:
