@@ -2,7 +2,7 @@
 
 import linecache
 
-from ..tensor import Symbolic, TensorShape
+from ..tensor import Symbolic
 
 
 class Node:
@@ -112,42 +112,20 @@ class Graph:
         for node in self.nodes:
             yield node
             for value in node.attrs.values():
-                if isinstance(value, Graph):
-                    yield from value.all_nodes()
+                for graph in graphs_in(value):
+                    yield from graph.all_nodes()
 
     def __str__(self):
-        def name(t):
-            if isinstance(t, Symbolic):
-                return f"%{t.name}"
-            return f"const({_short(t)})"
-
-        def aval(t):
-            return f"{t.dtype.name}{list(TensorShape(t._shape))}"
-
-        lines = [f"graph {self.name}(" + ", ".join(f"%{t.name}: {aval(t)}" for t in self.inputs)
-                 + ")" + (f"  # variables: {', '.join(v.name for v in self.variables)}"
-                          if self.variables else "")]
-        for node in self.nodes:
-            outs = ", ".join(f"%{t.name}: {aval(t)}" for t in node.outputs) or "()"
-            attrs = ", ".join(f"{k}={_short_attr(v)}" for k, v in node.attrs.items())
-            args = ", ".join(name(t) for t in node.inputs)
-            call = f"{node.op.name}({args}{', ' if args and attrs else ''}{attrs})"
-            where = f"  # {node.where()}" if node.source else ""
-            lines.append(f"  {outs} = {call}{where}")
-        lines.append("  return " + ", ".join(name(t) for t in self.outputs))
-        return "\n".join(lines)
+        from .listing import format_graph
+        return format_graph(self)
 
     __repr__ = __str__
 
 
-def _short(t):
-    if t.ndim == 0:
-        return str(t.numpy())
-    return f"{t.dtype.name}{list(t.shape)}"
-
-
-def _short_attr(v):
-    if isinstance(v, Graph):
-        return f"<graph {v.name}>"
-    text = repr(v)
-    return text if len(text) <= 40 else text[:37] + "..."
+def graphs_in(value):
+    """The Graphs a node attribute holds: itself, or the items of a list/tuple of Graphs."""
+    if isinstance(value, Graph):
+        return [value]
+    if isinstance(value, (list, tuple)) and value and all(isinstance(g, Graph) for g in value):
+        return list(value)
+    return []
