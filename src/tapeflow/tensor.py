@@ -6,7 +6,6 @@ import types
 import numpy as np
 
 from . import dtypes
-from .errors import InvalidArgumentError
 
 _next_id = itertools.count(1).__next__
 
@@ -473,6 +472,11 @@ def is_tensor(x):
     return isinstance(x, (Tensor, _Operators))
 
 
+def is_symbolic(x):
+    """Whether `x` is a tensor of a graph being traced (it has no value yet)."""
+    return isinstance(x, Symbolic)
+
+
 # -- conversion -------------------------------------------------------------------------
 
 _INT32_MIN, _INT32_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
@@ -683,10 +687,6 @@ def constant(value, dtype=None, shape=None, name="Const"):
             f"{TensorShape(shape)} with {int(np.prod(shape))} elements)."
         )
     return wrap(arr.reshape(shape))
-
-
-def shape_error(op_name, message):
-    return InvalidArgumentError(f"{message} [Op:{op_name}]")
 
 
 from . import ops as _ops  # noqa: E402  (operators call the public ops; ops need Tensor)

@@ -1362,11 +1362,6 @@ def _einsum(cg, node):
 from .control_flow import list_chain  # registers them
 from .fused import _LOOP_MEMBERS, ELEMENTWISE_OK, _FusedLoop, _scalar_value, fusible
 
-# Ops of the table this backend cannot lower (yet): one list, so coverage is visible.
-# tests/test_op_compiled.py checks that it only shrinks.
-NOT_LOWERED = ()
-
-
 def lowered_ops():
     """Names of the op-table entries that have a lowering (fused or not)."""
     from ..ops.registry import OPS

@@ -37,7 +37,7 @@ import weakref
 import numpy as np
 
 from .. import context
-from ..tensor import Symbolic, Tensor, _Operators, convert_to_tensor
+from ..tensor import Symbolic, Tensor, _Operators, convert_to_tensor, is_symbolic
 
 
 class _Undefined:
@@ -97,10 +97,6 @@ def _error(cls, message, loc):
 
 # -- values ---------------------------------------------------------------------------------
 
-def _is_symbolic(x):
-    return isinstance(x, Symbolic)
-
-
 def _tracing():
     return context.current_graph.get() is not None
 
@@ -109,7 +105,7 @@ def _graph_valued(x):
     """Whether a loop over (or while) `x` is a graph loop: any Tensor while tracing, as in
     TensorFlow, where every tensor inside tf.function is a graph tensor. `tf.range(1000)`
     is computed at trace time here, yet its loop is one While node, not 1000 copies."""
-    return _is_symbolic(x) or (type(x) is Tensor and _tracing())
+    return is_symbolic(x) or (type(x) is Tensor and _tracing())
 
 
 def _condition(x):
@@ -121,7 +117,7 @@ def _condition(x):
 
 def _verify_condition(cond, what, loc):
     """A scalar bool Tensor for cond/while_loop (TensorFlow's checks and messages)."""
-    if not _is_symbolic(cond):
+    if not is_symbolic(cond):
         return convert_to_tensor(bool(cond))
     if not cond.dtype.is_bool:
         raise _error(ValueError, f"condition of {what} expected to be `tf.bool` scalar, got "
@@ -387,7 +383,7 @@ class _TensorList:
                         "instead")
 
     def __getitem__(self, index):
-        if _is_symbolic(index):
+        if is_symbolic(index):
             return _shape_ops().gather(self.buffer, index)
         return self.buffer[index]
 
@@ -432,7 +428,7 @@ def _list_start(name, value, elem, loc):
 
 def not_(a):
     """`not a`; a symbolic Tensor gives tf.logical_not(a)."""
-    if _is_symbolic(a):
+    if is_symbolic(a):
         return _elementwise().logical_not(a)
     return not a
 
@@ -440,7 +436,7 @@ def not_(a):
 def and_(a, b):
     """`a() and b()`, lazily; a symbolic `a` gives tf.logical_and(a, b())."""
     x = a()
-    if _is_symbolic(x):
+    if is_symbolic(x):
         return _elementwise().logical_and(x, b())
     return b() if x else x
 
@@ -448,7 +444,7 @@ def and_(a, b):
 def or_(a, b):
     """`a() or b()`, lazily; a symbolic `a` gives tf.logical_or(a, b())."""
     x = a()
-    if _is_symbolic(x):
+    if is_symbolic(x):
         return _elementwise().logical_or(x, b())
     return x if x else b()
 
@@ -466,12 +462,12 @@ def compare_chain(left, op, right, *later):
     evaluated once, and only when the chain gets to it, as in Python."""
     result = _COMPARISONS[op](left, right)
     for next_op, operand in later:
-        if not _is_symbolic(result) and not result:
+        if not is_symbolic(result) and not result:
             return result
         left, right = right, operand()
         comparison = _COMPARISONS[next_op](left, right)
         # `result and comparison`, as and_ has it (result is true here, or a tensor)
-        result = _elementwise().logical_and(result, comparison) if _is_symbolic(result) \
+        result = _elementwise().logical_and(result, comparison) if is_symbolic(result) \
             else comparison
     return result
 
@@ -479,7 +475,7 @@ def compare_chain(left, op, right, *later):
 def if_exp(cond, true_value, false_value, loc):
     """`true_value() if cond else false_value()`; a tf.cond on a symbolic condition."""
     cond = _condition(cond)
-    if _is_symbolic(cond):
+    if is_symbolic(cond):
         pred = _verify_condition(cond, "conditional expression", loc)
         return _control().cond(pred, true_value, false_value)
     return true_value() if cond else false_value()
@@ -491,7 +487,7 @@ def if_stmt(cond, body, orelse, get_state, set_state, names, loc):
     """An `if` statement: Python's on Python values and eager Tensors, else a tf.cond
     whose outputs are the variables `names`."""
     cond = _condition(cond)
-    if _is_symbolic(cond):
+    if is_symbolic(cond):
         _tf_if(cond, body, orelse, get_state, set_state, names, loc)
     elif cond:
         body()
@@ -594,7 +590,7 @@ def _assigning_condition(test, extra_test, get_state, set_state, names, loc):
     the test runs under a tf.cond, so where the loop stops, its assignments do not
     happen (Python does not evaluate the test after a break)."""
     go_on = True if extra_test is None else _condition(extra_test())
-    if not _is_symbolic(go_on):
+    if not is_symbolic(go_on):
         return _condition(test()) if go_on else go_on
     holder = [None]  # the condition, an output of the cond next to the variables
 
@@ -646,7 +642,7 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, head, list
         if extra_test is None:
             continue
         go_on = extra_test()
-        if _is_symbolic(go_on):
+        if is_symbolic(go_on):
             # A tensor-dependent break in a Python loop: the remaining iterations run
             # under tf.cond, so after the break they change nothing.
             for rest in items:
@@ -669,7 +665,7 @@ def _tf_for(iterable, extra_test, body, get_state, set_state, names, head, lists
     bounds = _range_bounds(iterable)
     if bounds is not None:
         start, limit, delta = bounds
-        if not _is_symbolic(delta):
+        if not is_symbolic(delta):
             step_up = float(delta._value) > 0
             more = (lambda i: elementwise.less(i, limit)) if step_up else (
                 lambda i: elementwise.greater(i, limit))
@@ -929,7 +925,7 @@ def converted_call(f, args, kwargs):
 
 
 def _range(*args):
-    if any(_is_symbolic(a) for a in args):
+    if any(is_symbolic(a) for a in args):
         from ..ops.creation import range as tf_range
         return tf_range(*args)
     return builtins.range(*args)
@@ -938,7 +934,7 @@ def _range(*args):
 def _len(obj):
     if isinstance(obj, _TensorList):
         return _shape_ops().shape(obj.buffer)[0]
-    if _is_symbolic(obj):
+    if is_symbolic(obj):
         if not obj._shape:
             raise TypeError("len() of a scalar tensor")
         if obj._shape[0] is None:
@@ -947,14 +943,14 @@ def _len(obj):
 
 
 def _int(x=0, *args, **kwargs):
-    if _is_symbolic(x) and not args and not kwargs:
+    if is_symbolic(x) and not args and not kwargs:
         from .. import dtypes
         return _elementwise().cast(x, dtypes.int32)
     return builtins.int(x, *args, **kwargs)
 
 
 def _float(x=0.0):
-    if _is_symbolic(x):
+    if is_symbolic(x):
         from .. import dtypes
         return _elementwise().cast(x, dtypes.float32)
     return builtins.float(x)

@@ -11,13 +11,14 @@ import math
 
 import numpy as np
 
-from ..tensor import Symbolic, wrap
+from ..tensor import is_symbolic, wrap
 from .ir import Graph
+from .variables import ASSIGN_VARIABLE, READ_VARIABLE
 
 # Structural node kinds (not op-table entries), by op name.
-READ_VARIABLE = "ReadVariableOp"
-ASSIGN_VARIABLE = "AssignVariableOp"
-STRUCTURAL = frozenset({READ_VARIABLE, ASSIGN_VARIABLE, "If", "While", "Call"})
+READ_VARIABLE_NAME = READ_VARIABLE.name
+ASSIGN_VARIABLE_NAME = ASSIGN_VARIABLE.name
+STRUCTURAL = frozenset({READ_VARIABLE_NAME, ASSIGN_VARIABLE_NAME, "If", "While", "Call"})
 
 # Reductions a fused loop can end in (they accumulate as the loop runs).
 REDUCTIONS = frozenset({"Sum", "Mean", "Max", "Min", "Prod", "All", "Any"})
@@ -33,10 +34,6 @@ MAX_FOLDED_ELEMENTS = 1 << 16
 
 class VerifyError(AssertionError):
     """The graph breaks an IR invariant (a pass bug, or a malformed trace)."""
-
-
-def _is_symbolic(x):
-    return isinstance(x, Symbolic)
 
 
 def _copy(graph, nodes, outputs=None):
@@ -60,20 +57,6 @@ def _node(old, inputs=None, outputs=None, attrs=None):
                 list(old.outputs if outputs is None else outputs), old.source)
 
 
-def _substituted(graph, mapping):
-    """The graph with every use of a Symbolic in `mapping` replaced by its mapped value."""
-    if not mapping:
-        return graph
-    nodes = []
-    for node in graph.nodes:
-        if any(_is_symbolic(x) and id(x) in mapping for x in node.inputs):
-            node = _node(node, inputs=[mapping.get(id(x), x) if _is_symbolic(x) else x
-                                       for x in node.inputs])
-        nodes.append(node)
-    outputs = [mapping.get(id(x), x) if _is_symbolic(x) else x for x in graph.outputs]
-    return _copy(graph, nodes, outputs)
-
-
 # -- verifier ----------------------------------------------------------------------------
 
 def verify(graph, check_infer=True):
@@ -86,7 +69,7 @@ def verify(graph, check_infer=True):
     """
     defined = set()
     for x in graph.inputs:
-        if not _is_symbolic(x):
+        if not is_symbolic(x):
             raise VerifyError(f"graph input {x!r} is not symbolic")
         if id(x) in defined:
             raise VerifyError(f"graph input %{x.name} is listed twice")
@@ -94,20 +77,20 @@ def verify(graph, check_infer=True):
     for i, node in enumerate(graph.nodes):
         where = f"node {i} ({node.op.name}, {node.where()})"
         for x in node.inputs:
-            if _is_symbolic(x):
+            if is_symbolic(x):
                 if id(x) not in defined:  # also catches a value of another graph
                     raise VerifyError(f"{where} uses %{x.name} before it is defined")
             elif getattr(x, "_value", None) is None:
                 raise VerifyError(f"{where} has an input that is neither symbolic nor "
                                   f"a constant: {x!r}")
         name = node.op.name
-        if name in (READ_VARIABLE, ASSIGN_VARIABLE):
+        if name in (READ_VARIABLE_NAME, ASSIGN_VARIABLE_NAME):
             index = node.attrs.get("index")
             if not isinstance(index, int) or not 0 <= index < len(graph.variables):
                 raise VerifyError(f"{where}: variable index {index!r} out of range")
-            if name == READ_VARIABLE and (node.inputs or len(node.outputs) != 1):
+            if name == READ_VARIABLE_NAME and (node.inputs or len(node.outputs) != 1):
                 raise VerifyError(f"{where}: ReadVariableOp takes no input, gives one value")
-            if name == ASSIGN_VARIABLE and (len(node.inputs) != 1 or node.outputs):
+            if name == ASSIGN_VARIABLE_NAME and (len(node.inputs) != 1 or node.outputs):
                 raise VerifyError(f"{where}: AssignVariableOp takes one input, gives none")
         elif name not in STRUCTURAL:
             if node.op.n_out is not None and len(node.outputs) != node.op.n_out:
@@ -122,15 +105,15 @@ def verify(graph, check_infer=True):
             if check_infer:
                 _check_avals(node, where)
         for y in node.outputs:
-            if not _is_symbolic(y):
+            if not is_symbolic(y):
                 raise VerifyError(f"{where}: output {y!r} is not symbolic")
             if id(y) in defined:
                 raise VerifyError(f"{where}: %{y.name} is defined twice")
             defined.add(id(y))
     for x in graph.outputs:
-        if _is_symbolic(x) and id(x) not in defined:
+        if is_symbolic(x) and id(x) not in defined:
             raise VerifyError(f"graph output %{x.name} is not defined")
-        if not _is_symbolic(x) and getattr(x, "_value", None) is None:
+        if not is_symbolic(x) and getattr(x, "_value", None) is None:
             raise VerifyError(f"graph output {x!r} is neither symbolic nor a constant")
     return graph
 
@@ -188,21 +171,21 @@ def inline_calls(graph):
             var_index[i] = outer
         for inner_node in callee.nodes:
             inner_node = _remap(inner_node, inner)
-            if inner_node.op.name in (READ_VARIABLE, ASSIGN_VARIABLE):
+            if inner_node.op.name in (READ_VARIABLE_NAME, ASSIGN_VARIABLE_NAME):
                 attrs = dict(inner_node.attrs)
                 attrs["index"] = var_index[attrs["index"]]
                 inner_node = _node(inner_node, attrs=attrs)
             nodes.append(inner_node)
         for y, result in zip(node.outputs, callee.outputs):
-            mapping[id(y)] = inner.get(id(result), result) if _is_symbolic(result) \
+            mapping[id(y)] = inner.get(id(result), result) if is_symbolic(result) \
                 else result
-    outputs = [mapping.get(id(x), x) if _is_symbolic(x) else x for x in graph.outputs]
+    outputs = [mapping.get(id(x), x) if is_symbolic(x) else x for x in graph.outputs]
     return _copy(graph, nodes, outputs)
 
 
 def _remap(node, mapping):
-    if mapping and any(_is_symbolic(x) and id(x) in mapping for x in node.inputs):
-        return _node(node, inputs=[mapping.get(id(x), x) if _is_symbolic(x) else x
+    if mapping and any(is_symbolic(x) and id(x) in mapping for x in node.inputs):
+        return _node(node, inputs=[mapping.get(id(x), x) if is_symbolic(x) else x
                                    for x in node.inputs])
     return node
 
@@ -213,7 +196,7 @@ def _foldable(node):
     op = node.op
     if op.name in STRUCTURAL or _effectful(node):
         return False
-    return all(not _is_symbolic(x) for x in node.inputs)
+    return all(not is_symbolic(x) for x in node.inputs)
 
 
 def _static_query(node):
@@ -257,7 +240,7 @@ def fold_constants(graph):
             mapping[id(node.outputs[0])] = wrap(value)
             continue
         nodes.append(node)
-    outputs = [mapping.get(id(x), x) if _is_symbolic(x) else x for x in graph.outputs]
+    outputs = [mapping.get(id(x), x) if is_symbolic(x) else x for x in graph.outputs]
     return _copy(graph, nodes, outputs)
 
 
@@ -296,18 +279,18 @@ def cse(graph):
     for node in graph.nodes:
         node = _remap(node, mapping)
         name = node.op.name
-        if name == ASSIGN_VARIABLE:
+        if name == ASSIGN_VARIABLE_NAME:
             index = node.attrs["index"]
             generation[index] = generation.get(index, 0) + 1
             nodes.append(node)
             continue
-        if name != READ_VARIABLE and (node.op.stateful or name in ("If", "While", "Call")):
+        if name != READ_VARIABLE_NAME and (node.op.stateful or name in ("If", "While", "Call")):
             nodes.append(node)
             continue
-        inputs = tuple(("sym", id(x)) if _is_symbolic(x) else _const_key(x)
+        inputs = tuple(("sym", id(x)) if is_symbolic(x) else _const_key(x)
                        for x in node.inputs)
         key = (name, id(node.op), inputs, _attr_key(node.attrs))
-        if name == READ_VARIABLE:
+        if name == READ_VARIABLE_NAME:
             key += (generation.get(node.attrs["index"], 0),)
         previous = seen.get(key)
         if previous is not None and len(previous.outputs) == len(node.outputs):
@@ -316,7 +299,7 @@ def cse(graph):
             continue
         seen[key] = node
         nodes.append(node)
-    outputs = [mapping.get(id(x), x) if _is_symbolic(x) else x for x in graph.outputs]
+    outputs = [mapping.get(id(x), x) if is_symbolic(x) else x for x in graph.outputs]
     return _copy(graph, nodes, outputs)
 
 
@@ -330,7 +313,7 @@ def _effectful(node):
     if name in ("If", "While", "Call"):
         return any(_effectful(inner) for graph in node.attrs.values()
                    if isinstance(graph, Graph) for inner in graph.all_nodes())
-    return name == ASSIGN_VARIABLE or (node.op.stateful and name != READ_VARIABLE)
+    return name == ASSIGN_VARIABLE_NAME or (node.op.stateful and name != READ_VARIABLE_NAME)
 
 
 def _only_draws(node):
@@ -351,7 +334,7 @@ def dce(graph):
     Assignments and stateful (random) nodes always stay: a random op draws (advances its
     counter) on every run."""
     from .prune import pruned
-    live = {id(x) for x in graph.outputs if _is_symbolic(x)}
+    live = {id(x) for x in graph.outputs if is_symbolic(x)}
     keep = []
     for node in reversed(graph.nodes):
         effectful = _effectful(node)
@@ -360,7 +343,7 @@ def dce(graph):
                 node = pruned(node, live)  # outputs, loop variables, captures: the live ones
             keep.append(node)
             for x in node.inputs:
-                if _is_symbolic(x):
+                if is_symbolic(x):
                     live.add(id(x))
     keep.reverse()
     return _copy(graph, keep)
@@ -407,10 +390,6 @@ class Group:
         return f"Group({list(self.shape)}: {' '.join(ops)})"
 
 
-def _is_elementwise(node, fusible):
-    return node.op.name not in STRUCTURAL and fusible(node) == "elementwise"
-
-
 def fusion_plan(graph, fusible):
     """The order in which to emit the graph: a list of nodes and Groups.
 
@@ -442,7 +421,7 @@ def fusion_plan(graph, fusible):
             x = node.inputs[0]
             shape = x._shape
             group = None
-            if _is_symbolic(x) and id(x) in where:
+            if is_symbolic(x) and id(x) in where:
                 _, candidate = where[id(x)]
                 if candidate is not None and id(x) in candidate.produced and \
                         candidate.shape == shape and len(candidate) < MAX_FUSED:
@@ -468,7 +447,7 @@ def _joinable(node, shape, where, groups):
     same inputs: one pass over memory instead of two)."""
     candidates = []
     for x in node.inputs:
-        if _is_symbolic(x) and id(x) in where:
+        if is_symbolic(x) and id(x) in where:
             _, group = where[id(x)]
             if group is not None and id(x) in group.produced and group not in candidates:
                 candidates.append(group)
@@ -485,7 +464,7 @@ def _joinable(node, shape, where, groups):
 
 
 def _available(x, group, where):
-    if not _is_symbolic(x) or id(x) not in where:
+    if not is_symbolic(x) or id(x) not in where:
         return True  # a constant or a graph input
     position, producer = where[id(x)]
     if producer is group:

@@ -34,7 +34,9 @@ def _is_batched(x):
     return batching.kind is not None and type(x) is batching.kind
 
 
-def _is_symbolic(x):
+def _in_graph(x):
+    """Whether `x` is a value of a graph being traced: Symbolic, or a batch of Symbolic
+    values (a vectorized jacobian inside tf.function)."""
     return isinstance(x, Symbolic) or (_is_batched(x) and isinstance(x.inner, Symbolic))
 
 
@@ -109,12 +111,6 @@ def _run(graph, args, substitute=None):
 
 
 # -- cond ---------------------------------------------------------------------------------
-
-def _branch_args(graph, captured):
-    """The inputs of a branch graph, in the node's captured order."""
-    index = {id(outer): ph for ph, outer in graph.captures}
-    return [index.get(id(outer)) for outer in captured]
-
 
 def _if_replay(node, args):
     pred, captured = args[0], list(args[1:])
@@ -322,7 +318,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     """
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("true_fn and false_fn must be callable.")
-    if _is_symbolic(pred):
+    if _in_graph(pred):
         if _is_batched(pred):
             raise _not_batchable("tf.cond on a condition that differs between examples")
         if pred._shape:
@@ -404,7 +400,7 @@ def _while_replay(node, args):
     n = node.attrs["n_vars"]
     cond_graph, body_graph = node.attrs["cond"], node.attrs["body"]
     values, captured = list(args[:n]), list(args[n:])
-    if all(not _is_symbolic(a) for a in args):
+    if all(not _in_graph(a) for a in args):
         return _run_while_eagerly(cond_graph, body_graph, values, captured,
                                   history_by_length(node.attrs), draw_variables(node.attrs))
     if any(_is_batched(a) for a in args):

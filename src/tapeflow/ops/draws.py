@@ -62,7 +62,7 @@ def _replay_if(node, args, values):
 
 def _replay_while(node, args, values):
     from ..tensor import convert_to_tensor
-    from .control import (_is_symbolic, _run, _run_while_eagerly, _symbolic_while,
+    from .control import (_in_graph, _run, _run_while_eagerly, _symbolic_while,
                           history_by_length)
     from .shape import gather
     n = node.attrs["n_vars"]
@@ -74,7 +74,7 @@ def _replay_while(node, args, values):
     def at(step):
         return {id(inner): [gather(h, step) for h in hs] for inner, hs in rows}
 
-    if all(not _is_symbolic(a) for a in args):
+    if all(not _in_graph(a) for a in args):
         return _run_while_eagerly(cond_graph, body_graph, initial, captured,
                                   history_by_length(node.attrs), draw_variables(node.attrs),
                                   substitute_at=at)

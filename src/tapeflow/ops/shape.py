@@ -924,7 +924,7 @@ def reshape(tensor, shape, name=None):
     if dynamic is not None:
         return dynamic_reshape(_tensor(tensor), *dynamic)
     x = _tensor(tensor)
-    if _is_symbolic(x) and isinstance(shape, (list, tuple)) and None in shape and \
+    if _valueless(x) and isinstance(shape, (list, tuple)) and None in shape and \
             -1 not in shape and list(shape).count(None) == 1:
         # A shape read off a traced tensor (a gradient rule's, say) with one dimension
         # unknown until the graph runs: it is what the others leave.
@@ -1017,12 +1017,12 @@ def _runtime_shape(shape):
     """(int32 shape vector, hint) when `shape` is known only when a traced function runs
     (`tf.shape(x)` of a tensor with an unknown dimension, or a list holding such a
     tensor); None for a shape known now."""
-    if _is_symbolic(shape):
+    if _valueless(shape):
         return shape, None
-    if isinstance(shape, (list, tuple)) and any(_is_symbolic(d) for d in shape):
-        hint = [None if _is_symbolic(d) else _int_scalar(d, what="shape") for d in shape]
+    if isinstance(shape, (list, tuple)) and any(_valueless(d) for d in shape):
+        hint = [None if _valueless(d) else _int_scalar(d, what="shape") for d in shape]
         from .elementwise import cast
-        dims = [cast(d, dtypes.int32) if _is_symbolic(d) else int(d) for d in shape]
+        dims = [cast(d, dtypes.int32) if _valueless(d) else int(d) for d in shape]
         return stack(dims), hint
     return None
 
@@ -1207,7 +1207,7 @@ def strided_slice(input_, begin, end=None, strides=None, begin_mask=0, end_mask=
     if end is None:
         key = begin
         parts = key if isinstance(key, (tuple, list)) else (key,)
-        if any(_is_symbolic(k) or _has_tensor_bounds(k) for k in parts):
+        if any(_valueless(k) or _has_tensor_bounds(k) for k in parts):
             return _slice_with_tensor_indices(x, tuple(parts))
     else:
         begin, end = _int_tuple(begin, "begin"), _int_tuple(end, "end")
@@ -1227,19 +1227,21 @@ def strided_slice(input_, begin, end=None, strides=None, begin_mask=0, end_mask=
     return bind(STRIDED_SLICE, (x,), {"key": _normalize_key(key)})
 
 
-def _is_symbolic(k):
+def _valueless(k):
+    """Whether `k` is a tensor without a value yet (a traced one, or a jacobian's batch):
+    as an index or a size it is known only when the function runs."""
     return isinstance(k, _Operators) and getattr(k, "_value", 0) is None
 
 
 def _has_tensor_bounds(k):
-    return isinstance(k, _slice) and any(_is_symbolic(b) for b in (k.start, k.stop, k.step))
+    return isinstance(k, _slice) and any(_valueless(b) for b in (k.start, k.stop, k.step))
 
 
 def _slice_with_tensor_indices(x, key):
     """`x[t]` or `x[a:b]` where t, a or b are tensors known only when a traced function
     runs (`for t in tf.range(n)`): slice the static part, then gather along each axis
     that a tensor indexes (`a:b` gathers the range Python's slice rules give)."""
-    static = tuple(_slice(None) if _is_symbolic(k) or _has_tensor_bounds(k) else k
+    static = tuple(_slice(None) if _valueless(k) or _has_tensor_bounds(k) else k
                    for k in key)
     y = strided_slice(x, static)
     consumed = sum(k is not None and k is not Ellipsis for k in key)
@@ -1257,7 +1259,7 @@ def _slice_with_tensor_indices(x, key):
         elif isinstance(k, _slice):
             axis += 1
             dim += 1
-        elif _is_symbolic(k):
+        elif _valueless(k):
             picks.append((axis, _wrapped_index(x, dim, k), True))
             axis += 1
             dim += 1
@@ -1290,7 +1292,7 @@ def _slice_positions(x, dim, k):
     computed when the graph runs (negative bounds count from the end, then clamp)."""
     from .creation import range as range_
     from .elementwise import cast, maximum, minimum, where
-    if k.step is not None and _is_symbolic(k.step):
+    if k.step is not None and _valueless(k.step):
         raise TypeError("a slice step must be a Python int inside tf.function, got a tensor")
     step = 1 if k.step is None else _index(k.step, k)
     if step == 0:
@@ -1300,8 +1302,8 @@ def _slice_positions(x, dim, k):
     def bound(b, default, low, high):
         if b is None:
             return default
-        b = cast(b, dtypes.int32) if _is_symbolic(b) else _index(b, k)
-        b = where(b < 0, b + n, b) if _is_symbolic(b) else (b + n if b < 0 else b)
+        b = cast(b, dtypes.int32) if _valueless(b) else _index(b, k)
+        b = where(b < 0, b + n, b) if _valueless(b) else (b + n if b < 0 else b)
         return minimum(maximum(b, low), high)
 
     if step > 0:
