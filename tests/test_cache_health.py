@@ -5,6 +5,8 @@ cleared, and a deleted function's kernel module is freed."""
 import gc
 import os
 import signal
+import subprocess
+import sys
 import threading
 import weakref
 
@@ -67,10 +69,8 @@ def test_damaged_kernel_files_are_rebuilt_with_one_warning_in_sync_and_tiered_mo
 
 def test_a_damaged_microgemm_cache_is_rebuilt_and_new_files_are_private_under_umask_0(
         tmp_path):
-    import subprocess
-    import sys
     cache_dir = tmp_path / "private" / "cache"
-    script = ("import os, sys, warnings; os.umask(0); warnings.simplefilter('always')\n"
+    script = ("import os, warnings; os.umask(0); warnings.simplefilter('always')\n"
               "import numpy as np\n"
               "from tapeflow.backends import microgemm\n"
               "a = np.arange(12, dtype=np.float32).reshape(3, 4); b = a.T.copy()\n"
@@ -196,7 +196,7 @@ def test_a_deleted_functions_kernel_module_is_freed(monkeypatch):
     np.testing.assert_allclose(f(x).numpy(), [0.5, np.e / 2 + 1], rtol=1e-6)
     key = f.get_concrete_function(x)._compiled.cache_key
     module = weakref.ref(cache._modules[cache.module_name(key)][0])
-    assert cache.module_name(key) not in __import__("sys").modules
+    assert cache.module_name(key) not in sys.modules
     del f
     gc.collect()
     assert module() is None

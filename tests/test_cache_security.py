@@ -175,3 +175,17 @@ def test_a_new_cache_directory_is_private(tmp_path, monkeypatch):
         os.umask(old)
     assert used == str(tmp_path / "new" / "cache")
     assert stat.S_IMODE(os.stat(used).st_mode) == 0o700
+
+
+def test_a_signing_key_file_others_could_read_is_replaced_by_a_private_one(tmp_path):
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    key_file = folder / ".tapeflow-key"
+    key_file.write_bytes(b"k" * 32)
+    os.chmod(key_file, 0o644)
+    signed = cache_store.sign(str(folder / "__pycache__" / "a.nbi"), b"body")
+    assert key_file.read_bytes() != b"k" * 32
+    assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+    assert cache_store.verified(str(folder / "__pycache__" / "a.nbi"), signed) == b"body"
+    assert cache_store.verified(str(folder / "__pycache__" / "b.nbi"), signed) is None
+    assert cache_store.verified(str(folder / "__pycache__" / "a.nbi"), signed[:-1]) is None

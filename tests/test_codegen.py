@@ -83,7 +83,9 @@ def test_benchmark_and_its_gradient_are_one_fused_loop_each():
     src = compiled.source
     assert src.count("# fused") == 1, src
     assert "for " in src and "np.dot" not in src
-    assert "cache=True" in src and 'error_model="numpy"' in src
+    assert "@njit(" in src and 'error_model="numpy"' in src
+    from tapeflow.backends.numba_cache import SignedCache
+    assert isinstance(compiled._kernel._cache, SignedCache)  # Numba's cache, signed
     assert "fastmath" not in src and "forceobj" not in src and "object" not in src
     xv = np.random.default_rng(0).uniform(-3, 3, 10_000).astype(np.float32)
     y, dx = run(compiled, xv)
@@ -97,7 +99,7 @@ def test_benchmark_and_its_gradient_are_one_fused_loop_each():
 
 
 SNAPSHOT = '''\
-@njit(cache=True, error_model="numpy", nogil=True)
+@njit(error_model="numpy", nogil=True)
 def kernel(x0, K_float32, W):
     W[0] = -1
     c0 = K_float32[0]
