@@ -124,3 +124,69 @@ def test_slice_within_bounds_and_inside_a_function(compiled):
     assert [t.numpy().tolist() for t in tail(x)] == [[2.0, 3.0], [3.0]]
     _raises(InvalidArgumentError, r"Expected size\[0\] in \[0, 0\], but got 1 \[Op:Slice\]",
             tail, tf.constant([1.0, 2.0]))
+
+
+# -- tf.slice with begin and size known when the function runs ----------------------------
+
+SPEC = tf.TensorSpec
+
+
+@pytest.fixture(scope="module")
+def slice_at_run_time():
+    """Slice and its gradient (Pad) with begin and size as tensors, and a slice with
+    constant bounds of a dimension unknown while tracing: one compiled kernel."""
+    @tf.function
+    def sliced(x, begin, size):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.slice(x, begin, size)
+            loss = tf.reduce_sum(y * y)
+        return y, tape.gradient(loss, x), tf.slice(x, [2, 0], [1, -1])
+
+    saved = settings.compile_mode, settings.run_functions_eagerly
+    settings.compile_mode, settings.run_functions_eagerly = "sync", False
+    try:
+        yield sliced.get_concrete_function(SPEC([None, None]), SPEC([None], tf.int32),
+                                           SPEC([None], tf.int32))
+    finally:
+        settings.compile_mode, settings.run_functions_eagerly = saved
+
+
+def test_slice_with_tensor_bounds_in_a_compiled_function(compiled, slice_at_run_time):
+    x = tf.reshape(tf.range(12.0), [3, 4])
+    y, dx, row = slice_at_run_time(x, tf.constant([1, 1]), tf.constant([2, -1]))
+    np.testing.assert_array_equal(y.numpy(), [[5.0, 6.0, 7.0], [9.0, 10.0, 11.0]])
+    np.testing.assert_array_equal(dx.numpy(), np.pad(2 * y.numpy(), [[1, 0], [1, 0]]))
+    np.testing.assert_array_equal(row.numpy(), [[8.0, 9.0, 10.0, 11.0]])
+    eager = tf.slice(x, tf.constant([0, 2]), [3, 2])
+    assert eager.shape == (3, 2) and float(tf.reduce_sum(eager)) == 39.0
+
+
+SLICE_RUN_TIME_ERRORS = [
+    ([1, 5], [2, -1], rf"^Expected begin\[1\] in \[0, 4\], but got 5 \(at {HERE}: "
+                      r"y = tf\.slice\(x, begin, size\)\) \[Op:Slice\]$"),
+    ([1, 1], [3, -1], r"^Expected size\[0\] in \[0, 2\], but got 3 "),
+    ([1, 1], [2, 4], r"^Expected size\[1\] in \[0, 3\], but got 4 "),
+    ([-1, 0], [1, 1], r"^Expected begin\[0\] in \[0, 3\], but got -1 "),
+    ([1], [2, -1], r"^Expected begin and size arguments to be 1-D tensors of size 2, but got "
+                   r"shapes \[1\] and \[2\] instead\. "),
+]
+
+
+@pytest.mark.parametrize("begin, size, pattern", SLICE_RUN_TIME_ERRORS)
+def test_slice_run_time_bounds(compiled, slice_at_run_time, begin, size, pattern):
+    x = tf.reshape(tf.range(12.0), [3, 4])
+    _raises(InvalidArgumentError, pattern, slice_at_run_time, x, tf.constant(begin),
+            tf.constant(size))
+    _raises(InvalidArgumentError, pattern.split(r" \(at")[0], tf.slice, x, tf.constant(begin),
+            tf.constant(size))
+
+
+def test_slice_of_a_dimension_unknown_while_tracing(compiled, slice_at_run_time):
+    # [2, 0] to [1, -1] of a one-row input: the begin is past the end when it runs.
+    _raises(InvalidArgumentError, rf"^Expected begin\[0\] in \[0, 1\], but got 2 \(at {HERE}: "
+                                  r".*\[2, 0\], \[1, -1\]\)\) \[Op:Slice\]$",
+            slice_at_run_time, tf.ones([1, 4]), tf.constant([0, 0]), tf.constant([1, 1]))
+    _raises(InvalidArgumentError, r"^Expected begin\[0\] == 0 \(got 0\) and size\[0\] == 0 "
+                                  r"\(got 1\) when input.dim_size\(0\) == 0 ",
+            slice_at_run_time, tf.ones([0, 4]), tf.constant([0, 0]), tf.constant([1, 1]))

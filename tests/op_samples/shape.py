@@ -137,6 +137,28 @@ def _pad(draw):
                 wrt=(0,) if x.dtype.kind == "f" else ())
 
 
+def _slice(draw):
+    """Slice with begin and size as int tensors (what a tf.function passes at run time);
+    a size of -1 takes the rest of the dimension."""
+    shape = shapes(draw, min_side=0)
+    dtype = draw(st.sampled_from([np.int32, np.int64]))
+    begin = [draw(st.integers(0, d)) for d in shape]
+    size = [-1 if draw(st.integers(0, 3)) == 0 else draw(st.integers(0, d - b))
+            for d, b in zip(shape, begin)]
+    return Case([_any_value(draw, shape), np.array(begin, dtype).reshape(len(shape)),
+                 np.array(size, dtype).reshape(len(shape))])
+
+
+def _pad_with_tensor(draw):
+    """Pad (zeros) with the paddings an int tensor: the gradient of a Slice."""
+    shape = shapes(draw)
+    dtype = draw(st.sampled_from([np.int32, np.int64]))
+    paddings = np.array(_paddings(draw, shape), dtype).reshape(len(shape), 2)
+    hint = tuple(d + lo + hi for d, (lo, hi) in zip(shape, paddings.tolist()))
+    return Case([_any_value(draw, shape), paddings],
+                {"hint": hint if draw(st.booleans()) else None})
+
+
 def _mirror_attrs(draw, shape):
     mode = draw(st.sampled_from(["REFLECT", "SYMMETRIC"]))
     return {"paddings": _paddings(draw, shape, limit=1 if mode == "REFLECT" else 0),
@@ -291,6 +313,8 @@ SAMPLES = {
     "SplitV": _split,
     "Tile": _tile,
     "PadV2": _pad,
+    "Pad": _pad_with_tensor,
+    "Slice": _slice,
     "MirrorPad": _mirror_pad,
     "MirrorPadGrad": _mirror_pad_grad,
     "StridedSlice": _strided_slice,

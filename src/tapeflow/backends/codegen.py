@@ -867,6 +867,50 @@ def _strided_slice_grad(cg, node):
     _out(cg, node, out)
 
 
+@lowering("Slice")
+def _slice(cg, node):
+    x = cg.val(node.inputs[0])
+    begin, size = (cg.array(cg.val(t)) for t in node.inputs[1:])
+    name = cg.array(x)
+    codes = [cg.error(kind, node) for kind in (
+        "slice_rank", "slice_empty", "slice_begin", "slice_size")]
+    if x.rank == 0:
+        cg.emit(f"if {begin}.shape[0] != 0 or {size}.shape[0] != 0: "
+                f"raise ValueError({codes[0]}, {begin}.shape[0], {size}.shape[0], 0)")
+        cg.define(node.outputs[0], x)
+        return
+    # Checked before the view is taken: Numba clamps a slice past the end silently.
+    sizes = _assign(cg, f"slice_sizes({name}.shape, {begin}, {size}, "
+                        f"{', '.join(map(str, codes))})")
+    items = []
+    for i in range(x.rank):
+        start = _assign(cg, f"np.int64({begin}[{i}])")
+        items.append(f"{start}:{start} + {sizes}[{i}]")
+    _out(cg, node, _assign(cg, f"{name}{_index(items)}"), "A")
+
+
+@lowering("Pad")
+def _pad_with_tensor(cg, node):
+    x, y = cg.val(node.inputs[0]), node.outputs[0]
+    paddings = cg.array(cg.val(node.inputs[1]))
+    dims = cg.dims(x)
+    code = cg.error("pad_rank", node)
+    cg.emit(f"if {paddings}.shape[0] != {x.rank} or {paddings}.shape[1] != 2: "
+            f"raise ValueError({code}, {paddings}.shape[0], {paddings}.shape[1]"
+            f"{''.join(', ' + d for d in dims)})")
+    cg.emit(f"check_paddings({paddings}, {x.rank}, {cg.error('pad_negative', node)})")
+    if x.rank == 0:
+        _out(cg, node, _assign(cg, f"np.full((), {cg.scalar(x)})"))
+        return
+    lo = [_assign(cg, f"np.int64({paddings}[{i}, 0])") for i in range(x.rank)]
+    hi = [_assign(cg, f"np.int64({paddings}[{i}, 1])") for i in range(x.rank)]
+    out = cg.new_array(y, [f"{d} + {a} + {b}" for d, a, b in zip(dims, lo, hi)],
+                       fill=literal(0, y.dtype))
+    cg.emit(f"copy_into({out}{_index(f'{a}:{a} + {d}' for a, d in zip(lo, dims))}, "
+            f"{cg.array(x)})")
+    _out(cg, node, out)
+
+
 @lowering("ReverseV2")
 def _reverse(cg, node):
     x = cg.val(node.inputs[0])

@@ -588,6 +588,40 @@ def check_reshape_target(shape, two_unknowns, negative):
 
 
 @_jit
+def slice_sizes(shape, begin, size, wrong_rank, empty, bad_begin, bad_size):
+    """The extents of TensorFlow's Slice of an array of `shape` (each -1 resolved to the
+    rest of its dimension), after its checks, each raising its code and the values
+    its message names: begin and size of the array's rank, 0 <= begin[i] <= dim and
+    0 <= size[i] <= dim - begin[i] (both 0 where the dimension is)."""
+    rank = len(shape)
+    if begin.shape[0] != rank or size.shape[0] != rank:
+        raise ValueError(wrong_rank, begin.shape[0], size.shape[0], rank)
+    out = np.empty(rank, np.int64)
+    for i in range(rank):
+        n = np.int64(shape[i])
+        b = np.int64(begin[i])
+        s = np.int64(size[i])
+        if s == -1:
+            s = n - b
+        if n == 0 and (b != 0 or s != 0):
+            raise ValueError(empty, i, b, s)
+        if b < 0 or b > n:
+            raise ValueError(bad_begin, i, b, n)
+        if s < 0 or s > n - b:
+            raise ValueError(bad_size, i, s, n - b)
+        out[i] = s
+    return out
+
+
+@_jit
+def check_paddings(paddings, rank, negative):
+    """Raises (a code, and the pair) unless every padding is non-negative."""
+    for i in range(rank):
+        if paddings[i, 0] < 0 or paddings[i, 1] < 0:
+            raise ValueError(negative, paddings[i, 0], paddings[i, 1])
+
+
+@_jit
 def grow_rows(h):
     """h with twice the rows (the first ones copied): a loop's history buffer."""
     out = np.empty((2 * h.shape[0],) + h.shape[1:], h.dtype)

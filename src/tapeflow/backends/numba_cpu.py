@@ -190,7 +190,30 @@ _MESSAGES = {
                     "(at {where})",
     "empty_list": "trying to pop from an empty list (at {where})",
     "range": "Requires delta != 0 and start <= limit when delta > 0 (at {where})",
+    "slice_rank": "Expected begin and size arguments to be 1-D tensors of size {values[2]}, "
+                  "but got shapes [{value}] and [{values[1]}] instead. (at {where})",
+    "slice_empty": "Expected begin[{value}] == 0 (got {values[1]}) and size[{value}] == 0 "
+                   "(got {values[2]}) when input.dim_size({value}) == 0 (at {where})",
+    "slice_begin": "Expected begin[{value}] in [0, {values[2]}], but got {values[1]} "
+                   "(at {where})",
+    "slice_size": "Expected size[{value}] in [0, {values[2]}], but got {values[1]} "
+                  "(at {where})",
+    "pad_rank": "The first dimension of paddings must be the rank of inputs{dims[0:2]} "
+                "{dims[2:]} (at {where})",
+    "pad_negative": "Paddings must be non-negative: {value} {values[1]} (at {where})",
 }
+
+
+class _Dims:
+    """`{dims[a:b]}` in a message: the values a to b as TensorFlow prints a shape."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def __getitem__(self, key):
+        start, _, stop = key.partition(":")
+        part = self.values[int(start or 0):int(stop) if stop else None]
+        return "[" + ",".join(str(int(v)) for v in part) + "]"
 
 
 def _message(kind, node, detail, values):
@@ -198,7 +221,8 @@ def _message(kind, node, detail, values):
     template = _MESSAGES.get(kind, kind + " (at {where})")
     value = values[0] if values else None
     text = template.format(op=op, where=node.where(), detail=detail, value=value,
-                           values=values, index=_index_text(detail, values))
+                           values=values, index=_index_text(detail, values),
+                           dims=_Dims(values))
     return f"{text} [Op:{op}]"
 
 

@@ -214,6 +214,31 @@ def _mirror_pad(op, inputs, attrs, batch):
     return Batched(bind(op, [inputs[0].inner], {**attrs, "paddings": paddings}))
 
 
+def _leading(vector, value, rows):
+    """An int tensor of begin/size (rows=False) or paddings (rows=True) with the batch
+    axis's entry in front: the whole batch, unpadded."""
+    if type(vector) is Batched:
+        raise NotBatchable("slice bounds or paddings that differ between examples")
+    from ..tensor import wrap
+    front = wrap(np.full((1, 2) if rows else (1,), value, dtype=vector.dtype._np))
+    return _bind("ConcatV2", [front, vector], axis=0)
+
+
+@batch_rule("Slice")
+def _slice(op, inputs, attrs, batch):
+    x, begin, size = inputs
+    return Batched(bind(op, [stacked(x, batch), _leading(begin, 0, False),
+                             _leading(size, -1, False)]))
+
+
+@batch_rule("Pad")
+def _pad_with_tensor(op, inputs, attrs, batch):
+    x, paddings = inputs
+    hint = attrs["hint"]
+    return Batched(bind(op, [stacked(x, batch), _leading(paddings, 0, True)],
+                        {"hint": None if hint is None else (batch,) + tuple(hint)}))
+
+
 _ALL = (None, None, None)  # the key of a full slice
 
 

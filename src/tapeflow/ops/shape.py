@@ -364,7 +364,7 @@ TILE = register(OpDef(
 def _check_paddings(op_name, shape, paddings, limit=None):
     if len(paddings) != len(shape) or any(len(p) != 2 for p in paddings):
         raise _error(op_name, f"The first dimension of paddings must be the rank of inputs"
-                              f"[{len(paddings)},2] {list(shape)}")
+                              f"[{len(paddings)},2] {rules.kernel_dims(shape)}")
     for d, (lo, hi) in zip(shape, paddings):
         if lo < 0 or hi < 0:
             raise _error(op_name, f"Paddings must be non-negative: {lo} {hi}")
@@ -544,6 +544,109 @@ STRIDED_SLICE_GRAD = register(OpDef(
     name="StridedSliceGrad", args=("dy",), infer=_slice_grad_infer, eager=_slice_grad_kernel,
     emit="strided_slice_grad",
     grad=lambda ctx, g: (bind(STRIDED_SLICE, (g,), {"key": ctx.attrs["key"]}),)))
+
+
+# -- Slice and Pad with begin, size and paddings as tensors ------------------------------
+# tf.slice inside tf.function with begin/size known only when the graph runs (or an input
+# dimension unknown while tracing) is TensorFlow's Slice op; its gradient pads dy back to
+# the input's shape with Pad, whose gradient is a Slice again (TF's _SliceGrad, _PadGrad).
+
+def _known_ints(t):
+    """The values of an int tensor known now (a constant), else None."""
+    value = getattr(t, "_value", None)
+    return None if value is None else tuple(int(v) for v in np.asarray(value).reshape(-1))
+
+
+def _check_slice_args(input, begin, size):
+    for what, t in (("begin", begin), ("size", size)):
+        _int_dtype("Slice", t, what)
+    if begin.dtype is not size.dtype:
+        raise rules.dtype_error(f"cannot compute Slice as input #2(zero-based) was expected "
+                                f"to be a {begin.dtype.name} tensor but is a "
+                                f"{size.dtype.name} tensor [Op:Slice]", "Slice")
+    rank = len(input._shape)
+    if len(begin._shape) != 1 or len(size._shape) != 1 or any(
+            t._shape[0] not in (None, rank) for t in (begin, size)):
+        raise _error("Slice", f"Expected begin and size arguments to be 1-D tensors of size "
+                              f"{rank}, but got shapes {rules.kernel_dims(begin._shape)} and "
+                              f"{rules.kernel_dims(size._shape)} instead.")
+
+
+def _slice_op_infer(input, begin, size):
+    """TensorFlow's shape rule: size[i] where it is known and not -1, the rest of the
+    input's dimension after begin[i] where both are known, else unknown."""
+    _check_slice_args(input, begin, size)
+    b, s = _known_ints(begin), _known_ints(size)
+    rank = len(input._shape)
+    if b is not None or s is not None:  # what the known values already rule out
+        _check_slice_bounds(input._shape if b is not None else (None,) * rank,
+                            b if b is not None else (0,) * rank,
+                            s if s is not None else (-1,) * rank)
+    if s is None:
+        return (None,) * len(input._shape), input.dtype
+    out = tuple(n if n != -1 else None if d is None or b is None else d - b[i]
+                for i, (d, n) in enumerate(zip(input._shape, s)))
+    return out, input.dtype
+
+
+def _slice_op_kernel(input, begin, size):
+    begin, size = tuple(begin.tolist()), tuple(size.tolist())
+    _check_slice_bounds(input.shape, begin, size)
+    return input[tuple(_slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))]
+
+
+def _input_shape_vector(ctx, dtype):
+    """Input 0's shape as a 1-D tensor of `dtype`: a constant where tracing knew it."""
+    known = input_shape(ctx, 0)
+    if type(known) is not tuple:
+        from .elementwise import cast
+        return cast(known, dtype)
+    return convert_to_tensor(np.array(known, dtype._np).reshape(len(known)))
+
+
+def _slice_op_grad(ctx, dy):
+    from .elementwise import subtract
+    begin = ctx.begin
+    after = subtract(subtract(_input_shape_vector(ctx, begin.dtype),
+                              shape(dy, out_type=begin.dtype)), begin)
+    rank = len(ctx.shapes[0])  # begin's length too, once the Slice ran
+    paddings = concat([reshape(begin, [rank, 1]), reshape(after, [rank, 1])], 1)
+    return bind(PAD_TO, (dy, paddings), {"hint": tuple(ctx.shapes[0])}), None, None
+
+
+SLICE = register(OpDef(
+    name="Slice", args=("input", "begin", "size"), infer=_slice_op_infer,
+    eager=_slice_op_kernel, emit="slice", saves=("begin",), grad=_slice_op_grad))
+
+
+def _pad_to_infer(input, paddings, hint):
+    rank = len(input._shape)
+    _int_dtype("Pad", paddings, "paddings")
+    p = paddings._shape
+    if len(p) != 2 or p[1] not in (None, 2) or p[0] not in (None, rank):
+        raise _error("Pad", f"The first dimension of paddings must be the rank of inputs"
+                            f"{rules.kernel_dims(p)} {rules.kernel_dims(input._shape)}")
+    known = _known_ints(paddings)
+    if known is not None:
+        pairs = tuple(zip(known[::2], known[1::2]))
+        return _check_paddings("Pad", input._shape, pairs), input.dtype
+    return (tuple(hint) if hint is not None else (None,) * rank), input.dtype
+
+
+def _pad_to_kernel(input, paddings, hint):
+    pairs = tuple(tuple(row) for row in paddings.tolist())
+    _check_paddings("Pad", input.shape, pairs)
+    return _pad_kernel(input, np.zeros((), input.dtype), pairs)
+
+
+def _pad_to_grad(ctx, dy):
+    begin = reshape(slice(ctx.paddings, [0, 0], [-1, 1]), [-1])
+    return bind(SLICE, (dy, begin, _input_shape_vector(ctx, begin.dtype))), None
+
+
+PAD_TO = register(OpDef(
+    name="Pad", args=("input", "paddings"), infer=_pad_to_infer, eager=_pad_to_kernel,
+    emit="pad", saves=("paddings",), grad=_pad_to_grad))
 
 
 def _reverse_infer(tensor, axis):
@@ -1325,11 +1428,31 @@ def slice(input_, begin, size, name=None):
            [5, 6]], dtype=int32)
     """
     x = _tensor(input_)
+    if isinstance(begin, _Operators) or isinstance(size, _Operators) or None in x._shape \
+            or _runtime_shape(begin) is not None or _runtime_shape(size) is not None:
+        # Values or dimensions known only when the graph runs: the Slice op checks them
+        # then, as TensorFlow's does.
+        return bind(SLICE, (x,) + _slice_vectors(begin, size))
     begin = _int_tuple(begin, "begin", "Slice")
     size = _int_tuple(size, "size", "Slice")
     _check_slice_bounds(x._shape, begin, size)
     key = tuple(_slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))
     return bind(STRIDED_SLICE, (x,), {"key": _normalize_key(key)})
+
+
+def _slice_vectors(begin, size):
+    """begin and size as int tensors: a list (which may hold scalar tensors) takes the
+    dtype of the other argument where that is a tensor, as TensorFlow converts them."""
+    given = [v for v in (begin, size) if isinstance(v, _Operators)]
+    dtype = given[0].dtype if given else dtypes.int32
+    out = []
+    for what, v in (("begin", begin), ("size", size)):
+        if not isinstance(v, _Operators):
+            dynamic = _runtime_shape(v)
+            v = dynamic[0] if dynamic is not None else convert_to_tensor(
+                _int_tuple(v, what, "Slice"), dtype=dtype)
+        out.append(v)
+    return tuple(out)
 
 
 def _check_slice_bounds(shape, begin, size):
@@ -1341,9 +1464,14 @@ def _check_slice_bounds(shape, begin, size):
                               f"{rank}, but got shapes [{len(begin)}] and [{len(size)}] "
                               f"instead.")
     for i, (n, b, s) in enumerate(zip(shape, begin, size)):
+        if s == -1 and n is not None:
+            s = n - b
+        if n == 0 and (b != 0 or s != 0):
+            raise _error("Slice", f"Expected begin[{i}] == 0 (got {b}) and size[{i}] == 0 "
+                                  f"(got {s}) when input.dim_size({i}) == 0")
         if b < 0 or (n is not None and b > n):
             raise _error("Slice", f"Expected begin[{i}] in [0, {n}], but got {b}")
-        if s < -1 or (n is not None and s > n - b):
+        if s < -1 or (n is not None and (s < 0 or s > n - b)):
             raise _error("Slice", f"Expected size[{i}] in [0, {n if n is None else n - b}], "
                                   f"but got {s}")
 
