@@ -1,13 +1,15 @@
 """Per-op samplers, one module per op module (op_samples/<module>.py for ops/<module>.py).
 
 SAMPLES maps TensorFlow op names to samplers; ERRORS gathers every module's
-`(callable, ExceptionClass, message_regex)` entries for the error tests.
+`(callable, ExceptionClass, message_regex)` entries for the error tests;
+STRUCTURAL_SAMPLES maps the graph-only ops (If, While) to samplers of small programs.
 """
 
 import importlib
 import pkgutil
 
 SAMPLES = {}
+STRUCTURAL_SAMPLES = {}
 ERRORS = []
 SAMPLE_MODULE = {}  # op name -> the sampler module that defines it
 
@@ -21,4 +23,5 @@ for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
                            f"{_info.name}")
         SAMPLE_MODULE[_op] = _info.name
     SAMPLES.update(getattr(_module, "SAMPLES", {}))
+    STRUCTURAL_SAMPLES.update(getattr(_module, "STRUCTURAL_SAMPLES", {}))
     ERRORS.extend((_info.name, *entry) for entry in getattr(_module, "ERRORS", ()))
