@@ -190,3 +190,67 @@ def test_slice_of_a_dimension_unknown_while_tracing(compiled, slice_at_run_time)
     _raises(InvalidArgumentError, r"^Expected begin\[0\] == 0 \(got 0\) and size\[0\] == 0 "
                                   r"\(got 1\) when input.dim_size\(0\) == 0 ",
             slice_at_run_time, tf.ones([0, 4]), tf.constant([0, 0]), tf.constant([1, 1]))
+
+
+# -- dimensions unknown while tracing: checked before the kernel's loops ------------------
+
+@pytest.fixture(scope="module")
+def unknown_dims():
+    """Ops whose sizes must agree, traced with every dimension unknown: one kernel."""
+    @tf.function
+    def shaped(a, v, u, m1, m2, b1, b2, r):
+        return (tf.pad(a, [[2, 0], [0, 1]], mode="REFLECT"), tf.split(v, [2, 3]),
+                tf.unstack(u, num=3), tf.matmul(m1, m2), tf.matmul(b1, b2),
+                tf.reshape(r, [4, 2]), tf.einsum("ij,kj->ik", m1, r))
+
+    saved = settings.compile_mode, settings.run_functions_eagerly
+    settings.compile_mode, settings.run_functions_eagerly = "sync", False
+    try:
+        yield shaped.get_concrete_function(
+            SPEC([None, None]), SPEC([None]), SPEC([None, 2]), SPEC([2, None]),
+            SPEC([None, 3]), SPEC([None, 2, None]), SPEC([None, None, 3]),
+            SPEC([None, None]))
+    finally:
+        settings.compile_mode, settings.run_functions_eagerly = saved
+
+
+def _shaped_inputs(**changed):
+    shapes = {"a": [3, 3], "v": [5], "u": [3, 2], "m1": [2, 4], "m2": [4, 3],
+              "b1": [2, 2, 4], "b2": [2, 4, 3], "r": [2, 4]}
+    shapes.update(changed)
+    return [tf.ones(shapes[name]) for name in ("a", "v", "u", "m1", "m2", "b1", "b2", "r")]
+
+
+UNKNOWN_DIM_ERRORS = [
+    ({"a": [2, 3]}, r"paddings must be less than the dimension size: 2, 0 not less than 2",
+     "MirrorPad"),
+    ({"a": [3, 1]}, r"paddings must be less than the dimension size: 0, 1 not less than 1",
+     "MirrorPad"),
+    ({"v": [4]}, r"Determined shape must either match input shape along split_dim exactly if "
+                 r"fully specified, or be less than the size of the input along split_dim if "
+                 r"not fully specified.  Got: 5", "SplitV"),
+    ({"u": [2, 2]}, r"Input shape axis 0 must equal 3, got shape \[2,2\]", "Unpack"),
+    ({"m1": [2, 5]}, r"Matrix size-incompatible: In\[0\]: \[2,5\], In\[1\]: \[4,3\]", "MatMul"),
+    ({"b1": [2, 2, 5]}, r"Matrix size-incompatible: In\[0\]: \[2,2,5\], In\[1\]: \[2,4,3\] 0 0",
+     "BatchMatMulV2"),
+    ({"b1": [3, 2, 4]}, r"In\[0\] and In\[1\] must have compatible batch dimensions: "
+                        r"\[3,2,4\] vs. \[2,4,3\]", "BatchMatMulV2"),
+    ({"r": [2, 3]}, r"Input to reshape is a tensor with 6 values, but the requested shape has 8",
+     "Reshape"),
+    ({"r": [1, 8]}, r"Expected dimension 4 at axis 1 of the input shaped \[1,8\] but got "
+                    r"dimension 8", "Einsum"),
+]
+
+
+@pytest.mark.parametrize("changed, pattern, op", UNKNOWN_DIM_ERRORS)
+def test_unknown_dimensions_checked_when_the_kernel_runs(compiled, unknown_dims, changed,
+                                                          pattern, op):
+    _raises(InvalidArgumentError, rf"^{pattern} \(at {HERE}: .*\) \[Op:{op}\]$",
+            unknown_dims, *_shaped_inputs(**changed))
+
+
+def test_unknown_dimensions_within_bounds(compiled, unknown_dims):
+    out = unknown_dims(*_shaped_inputs())
+    assert [tuple(t.shape) for t in tf.nest.flatten(out)] == [
+        (5, 4), (2,), (3,), (2,), (2,), (2,), (2, 3), (2, 2, 3), (4, 2), (2, 2)]
+    np.testing.assert_array_equal(out[0].numpy(), np.ones((5, 4)))

@@ -155,7 +155,7 @@ ERRORS = [
     (lambda: la.matmul(tf.ones([2, 3, 4]), tf.ones([3, 4, 5])), InvalidArgumentError,
      r"must have compatible batch dimensions: \[2,3,4\] vs. \[3,4,5\] \[Op:BatchMatMulV2\]"),
     (lambda: la.matmul(tf.ones([2, 3, 4]), tf.ones([2, 5, 6])), InvalidArgumentError,
-     (r"Matrix size-incompatible: In\[0\]: \[2,3,4\], In\[1\]: \[2,5,6\] "
+     (r"Matrix size-incompatible: In\[0\]: \[2,3,4\], In\[1\]: \[2,5,6\] 0 0 "
       r"\[Op:BatchMatMulV2\]")),
     (lambda: la.matmul(tf.ones([2, 3]), tf.ones([2, 3]), transpose_a=True, adjoint_a=True),
      ValueError, r"Only one of `transpose_a` and `adjoint_a`"),

@@ -540,7 +540,11 @@ def _shuffle(cg, node):
 def _reshape(cg, node):
     x = cg.val(node.inputs[0])
     shape = cg.runtime_ints(node.attrs["shape"])
-    _out(cg, node, _assign(cg, f"{cg.contiguous(x)}.reshape({_tuple(shape)})"))
+    src = cg.contiguous(x)
+    if None in x.shape:  # infer could not count the elements: count them now
+        cg.emit(f"check_reshape_size({src}.size, {_tuple(shape)}, {cg.error('reshape', node)}, "
+                f"{cg.error('reshape_multiple', node)})")
+    _out(cg, node, _assign(cg, f"{src}.reshape({_tuple(shape)})"))
 
 
 def _runtime_dims(cg, shape, rank):
@@ -649,6 +653,10 @@ def _unpack(cg, node):
     x = cg.val(node.inputs[0])
     axis = node.attrs["axis"] % x.rank
     name = cg.array(x)
+    if x.shape[axis] is None:  # as many rows as outputs, when the kernel runs
+        code = cg.error("unpack", node, (axis, len(node.outputs)))
+        cg.emit(f"if {name}.shape[{axis}] != {len(node.outputs)}: "
+                f"raise ValueError({code}, {', '.join(cg.dims(x))})")
     for k, y in enumerate(node.outputs):
         idx = _colons(axis) + [str(k)] + _colons(x.rank - axis - 1)
         if x.rank == 1:
@@ -684,6 +692,11 @@ def _split(cg, node):
     sizes = node.attrs["size_splits"]
     name = cg.array(x)
     exprs = cg.runtime_ints([0 if s == -1 else s for s in sizes])
+    if x.shape[axis] is None:  # the sizes must fit the dimension when the kernel runs
+        known = _assign(cg, " + ".join(e for e, s in zip(exprs, sizes) if s != -1) or "0")
+        code = cg.error("split", node)
+        fits = "<=" if -1 in sizes else "=="
+        cg.emit(f"if not {known} {fits} {name}.shape[{axis}]: raise ValueError({code}, {known})")
     if -1 in sizes:
         i = sizes.index(-1)
         known = [e for j, e in enumerate(exprs) if j != i]
@@ -753,6 +766,7 @@ def _mirror_pad(cg, node):
         out = cg.new_array(y, small, fill=literal(0, y.dtype))
         sizes = small
     else:
+        _check_mirror_paddings(cg, node, x, dims, pads, shift)
         out = cg.new_array(y, [f"{d} + {pads[2 * i]} + {pads[2 * i + 1]}"
                                for i, d in enumerate(dims)])
         sizes = dims
@@ -772,6 +786,18 @@ def _mirror_pad(cg, node):
         cg.emit(f"{out}{_index(ks)} = {name}{_index(src)}")
     cg.depth -= len(ks)
     _out(cg, node, out)
+
+
+def _check_mirror_paddings(cg, node, x, dims, pads, shift):
+    """A dimension unknown while tracing must be longer than its REFLECT paddings (at
+    least as long as SYMMETRIC ones) when the kernel runs: mirror_index would read
+    outside the input."""
+    code = cg.error("mirror_reflect" if shift == 0 else "mirror_symmetric", node)
+    for i, d in enumerate(dims):
+        if x.shape[i] is None:
+            lo, hi = pads[2 * i], pads[2 * i + 1]
+            cg.emit(f"if {lo} > {d} - {1 - shift} or {hi} > {d} - {1 - shift}: "
+                    f"raise ValueError({code}, {lo}, {hi}, {d})")
 
 
 def _key_index(cg, node, key, rank, check_value=None):
@@ -1155,6 +1181,7 @@ def _matmul(cg, node):
     a, b = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     y = node.outputs[0]
     an, bn = cg.contiguous(a), cg.contiguous(b)
+    _check_inner_dims(cg, node, a, b, node.attrs["transpose_a"], node.attrs["transpose_b"])
     if numpy_blas.LIBRARY and y.dtype._np in numpy_blas.SYMBOLS:
         ta, tb = bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])
         helper = "gemm" if _microgemm_may_pay(node) else "blas_gemm"
@@ -1173,6 +1200,8 @@ def _matmul(cg, node):
 def _batch_matmul(cg, node):
     x, y_in = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     y = node.outputs[0]
+    _check_batch_dims(cg, node, x, y_in)
+    _check_inner_dims(cg, node, x, y_in, node.attrs["adj_x"], node.attrs["adj_y"])
     batch = len(y._shape) - 2
     names = []
     batch_dims = [None] * batch
@@ -1200,6 +1229,34 @@ def _batch_matmul(cg, node):
     out = _assign(cg, f"bmm3({names[0]}, {names[1]}, {node.attrs['adj_x']}, "
                       f"{node.attrs['adj_y']})")
     _out(cg, node, _assign(cg, f"{out}.reshape({_tuple(batch_dims + [f'{out}.shape[1]', f'{out}.shape[2]'])})"))
+
+
+def _check_inner_dims(cg, node, a, b, adj_a, adj_b):
+    """Matrix products whose inner dimensions were unknown while tracing compare them
+    before multiplying: BLAS and the loops would read past the shorter operand."""
+    ka = a.shape[-2] if adj_a else a.shape[-1]
+    kb = b.shape[-1] if adj_b else b.shape[-2]
+    if ka is not None and kb is not None:
+        return
+    dims_a, dims_b = cg.dims(a), cg.dims(b)
+    flags = f" {int(adj_a)} {int(adj_b)}" if node.op.name == "BatchMatMulV2" else ""
+    code = cg.error("matmul_size", node, {"split": a.rank, "flags": flags})
+    inner_a = dims_a[-2] if adj_a else dims_a[-1]
+    inner_b = dims_b[-1] if adj_b else dims_b[-2]
+    cg.emit(f"if {inner_a} != {inner_b}: raise ValueError({code}, "
+            f"{', '.join(dims_a + dims_b)})")
+
+
+def _check_batch_dims(cg, node, x, y):
+    """Batch dimensions unknown while tracing must broadcast when the kernel runs."""
+    dims_x, dims_y = cg.dims(x), cg.dims(y)
+    code = cg.error("batch_dims", node, {"split": x.rank})
+    for k in range(1, min(x.rank, y.rank) - 1):
+        a, b = x.shape[-2 - k], y.shape[-2 - k]
+        if a is None or b is None:
+            da, db = dims_x[-2 - k], dims_y[-2 - k]
+            cg.emit(f"if {da} != {db} and {da} != 1 and {db} != 1: "
+                    f"raise ValueError({code}, {', '.join(dims_x + dims_y)})")
 
 
 def _batched(cg, v, k=2):
@@ -1361,6 +1418,8 @@ def _einsum(cg, node):
     names = [cg.array(v) for v in operands]
     size = {}
     stride = {}  # (operand, axis) -> 0/1 multiplier for broadcast labels
+    unknown = {label for v, labels in zip(operands, ins)
+               for label, d in zip(labels, v.shape) if d is None}
     for k, (labels, name) in enumerate(zip(ins, names)):
         for axis, label in enumerate(labels):
             dim = f"{name}.shape[{axis}]"
@@ -1371,6 +1430,11 @@ def _einsum(cg, node):
                 size[label] = dim if label not in size else f"max({size[label]}, {dim})"
             elif label not in size:
                 size[label] = dim
+            elif label in unknown:
+                # Unknown while tracing: the loops below would index past the shorter.
+                code = cg.error("einsum_dim", node, axis)
+                cg.emit(f"if {dim} != {size[label]}: raise ValueError({code}, {size[label]}, "
+                        f"{dim}, {', '.join(cg.dims(operands[k]))})")
     sizes = {}
     for label, expr in size.items():
         sizes[label] = cg.fresh("n")

@@ -622,6 +622,25 @@ def check_paddings(paddings, rank, negative):
 
 
 @_jit
+def check_reshape_size(size, shape, mismatch, multiple):
+    """Raises (a code, the element count and the requested one) unless `size` elements
+    fit `shape` (whose one -1, if any, takes what the others leave), as TensorFlow's
+    Reshape words it."""
+    known = np.int64(1)
+    unknown = False
+    for d in shape:
+        if d == -1:
+            unknown = True
+        else:
+            known *= d
+    if unknown:
+        if known > 0 and size % known != 0:
+            raise ValueError(multiple, size, known)
+    elif known != size:
+        raise ValueError(mismatch, size, known)
+
+
+@_jit
 def grow_rows(h):
     """h with twice the rows (the first ones copied): a loop's history buffer."""
     out = np.empty((2 * h.shape[0],) + h.shape[1:], h.dtype)

@@ -201,17 +201,36 @@ _MESSAGES = {
     "pad_rank": "The first dimension of paddings must be the rank of inputs{dims[0:2]} "
                 "{dims[2:]} (at {where})",
     "pad_negative": "Paddings must be non-negative: {value} {values[1]} (at {where})",
+    "mirror_reflect": "paddings must be less than the dimension size: {value}, {values[1]} "
+                      "not less than {values[2]} (at {where})",
+    "mirror_symmetric": "paddings must be no greater than the dimension size: {value}, "
+                        "{values[1]} greater than {values[2]} (at {where})",
+    "split": "Determined shape must either match input shape along split_dim exactly if "
+             "fully specified, or be less than the size of the input along split_dim if not "
+             "fully specified.  Got: {value} (at {where})",
+    "unpack": "Input shape axis {detail[0]} must equal {detail[1]}, got shape {dims[0:]} "
+              "(at {where})",
+    "reshape_multiple": "Input to reshape is a tensor with {value} values, but the requested "
+                        "shape requires a multiple of {values[1]} (at {where})",
+    "matmul_size": "Matrix size-incompatible: In[0]: {dims[:split]}, In[1]: "
+                   "{dims[split:]}{detail[flags]} (at {where})",
+    "batch_dims": "In[0] and In[1] must have compatible batch dimensions: {dims[:split]} vs. "
+                  "{dims[split:]} (at {where})",
+    "einsum_dim": "Expected dimension {value} at axis {detail} of the input shaped {dims[2:]} "
+                  "but got dimension {values[1]} (at {where})",
 }
 
 
 class _Dims:
-    """`{dims[a:b]}` in a message: the values a to b as TensorFlow prints a shape."""
+    """`{dims[a:b]}` in a message: the values a to b as TensorFlow prints a shape;
+    `split` in a bound is where the first operand's dimensions end (the detail's)."""
 
-    def __init__(self, values):
+    def __init__(self, values, detail):
         self.values = values
+        self.split = str(detail["split"]) if isinstance(detail, dict) else ""
 
     def __getitem__(self, key):
-        start, _, stop = key.partition(":")
+        start, _, stop = key.replace("split", self.split).partition(":")
         part = self.values[int(start or 0):int(stop) if stop else None]
         return "[" + ",".join(str(int(v)) for v in part) + "]"
 
@@ -222,7 +241,7 @@ def _message(kind, node, detail, values):
     value = values[0] if values else None
     text = template.format(op=op, where=node.where(), detail=detail, value=value,
                            values=values, index=_index_text(detail, values),
-                           dims=_Dims(values))
+                           dims=_Dims(values, detail))
     return f"{text} [Op:{op}]"
 
 

@@ -70,7 +70,7 @@ def _matmul_infer(a, b, transpose_a, transpose_b):
         raise InvalidArgumentError(f"{message} [Op:MatMul]", op="MatMul")
     m, k = a._shape[::-1] if transpose_a else a._shape
     k2, n = b._shape[::-1] if transpose_b else b._shape
-    if k != k2:
+    if k != k2 and None not in (k, k2):  # an unknown one is compared when the graph runs
         raise InvalidArgumentError(
             f"Matrix size-incompatible: In[0]: {kernel_dims(a._shape)}, "
             f"In[1]: {kernel_dims(b._shape)} [Op:MatMul]", op="MatMul")
@@ -124,10 +124,11 @@ def _batch_matmul_infer(x, y, adj_x, adj_y):
             f"{kernel_dims(y._shape)} [Op:BatchMatMulV2]", op="BatchMatMulV2") from None
     m, k = x._shape[-2:][::-1] if adj_x else x._shape[-2:]
     k2, n = y._shape[-2:][::-1] if adj_y else y._shape[-2:]
-    if k != k2:
+    if k != k2 and None not in (k, k2):  # an unknown one is compared when the graph runs
         raise InvalidArgumentError(
             f"Matrix size-incompatible: In[0]: {kernel_dims(x._shape)}, "
-            f"In[1]: {kernel_dims(y._shape)} [Op:BatchMatMulV2]", op="BatchMatMulV2")
+            f"In[1]: {kernel_dims(y._shape)} {int(adj_x)} {int(adj_y)} [Op:BatchMatMulV2]",
+            op="BatchMatMulV2")
     return tuple(batch) + (m, n), x.dtype
 
 

@@ -223,19 +223,24 @@ PACK = register(OpDef(
     grad=lambda ctx, dy: tuple(unstack(dy, num=len(ctx.shapes), axis=ctx.attrs["axis"]))))
 
 
-def _unpack_infer(value, axis):
+def _unpack_infer(value, axis, num=None):
+    """`num`: the output count, given where the dimension is unknown while tracing (and
+    checked when the graph runs)."""
     shape = value._shape
     if not shape:
         raise ValueError("Cannot unstack a scalar: the input must have rank at least 1")
     axis = _check_axis("Unpack", axis, len(shape))
+    if num is not None and shape[axis] is not None and shape[axis] != num:
+        raise _error("Unpack", f"Input shape axis {axis} must equal {num}, got shape "
+                               f"{rules.kernel_dims(shape)}")
     part = shape[:axis] + shape[axis + 1:]
-    return [(part, value.dtype)] * shape[axis]
+    return [(part, value.dtype)] * (shape[axis] if num is None else num)
 
 
 UNPACK = register(OpDef(
     name="Unpack", args=("value",), infer=_unpack_infer,
     n_out=None,  # one output per slice along `axis`
-    eager=lambda value, axis: tuple(np.moveaxis(value, axis, 0)), emit="np.unstack",
+    eager=lambda value, axis, num=None: tuple(np.moveaxis(value, axis, 0)), emit="np.unstack",
     grad=lambda ctx, *dys: (stack(list(dys), axis=ctx.attrs["axis"]),)))
 
 
@@ -369,8 +374,10 @@ def _check_paddings(op_name, shape, paddings, limit=None):
         if lo < 0 or hi < 0:
             raise _error(op_name, f"Paddings must be non-negative: {lo} {hi}")
         if limit is not None and d is not None and (lo > d - limit or hi > d - limit):
-            raise _error(op_name, f"paddings must be less than{' or equal to' * (1 - limit)} "
-                                  f"the dimension size: {lo}, {hi} not less than {d}")
+            raise _error(op_name, f"paddings must be less than the dimension size: {lo}, {hi} "
+                                  f"not less than {d}" if limit else
+                                  f"paddings must be no greater than the dimension size: "
+                                  f"{lo}, {hi} greater than {d}")
     return tuple(None if d is None else d + lo + hi for d, (lo, hi) in zip(shape, paddings))
 
 
@@ -1182,14 +1189,12 @@ def unstack(value, num=None, axis=0, name="unstack"):
     x = _tensor(value)
     axis = _int_scalar(axis, "Unpack")
     if num is not None and x._shape and -len(x._shape) <= axis < len(x._shape) and \
-            x._shape[axis] is None:  # unknown while tracing: `num` says it
-        hint = list(x._shape)
-        hint[axis] = num
-        x = dynamic_reshape(x, shape(x), hint=hint)
+            x._shape[axis] is None:  # unknown while tracing: `num` says it, checked later
+        return bind(UNPACK, (x,), {"axis": axis, "num": int(num)})
     if num is not None and x._shape and -len(x._shape) <= axis < len(x._shape) and (
             x._shape[axis] != num):
         raise _error("Unpack", f"Input shape axis {axis % len(x._shape)} must equal {num}, "
-                               f"got shape {list(x._shape)}")
+                               f"got shape {rules.kernel_dims(x._shape)}")
     return bind(UNPACK, (x,), {"axis": axis})
 
 
