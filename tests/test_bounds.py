@@ -254,3 +254,32 @@ def test_unknown_dimensions_within_bounds(compiled, unknown_dims):
     assert [tuple(t.shape) for t in tf.nest.flatten(out)] == [
         (5, 4), (2,), (3,), (2,), (2,), (2,), (2, 3), (2, 2, 3), (4, 2), (2, 2)]
     np.testing.assert_array_equal(out[0].numpy(), np.ones((5, 4)))
+
+
+# -- messages of the index checks, as TensorFlow's ------------------------------------------
+
+def test_compiled_index_errors_name_the_index_and_the_row(compiled):
+    m = tf.reshape(tf.range(6.0), [3, 2])
+
+    @tf.function
+    def indexed(i, rows):
+        return m[i], tf.gather_nd(m, rows), tf.scatter_nd(rows, tf.ones([1, 2]), [3, 2])
+
+    got = indexed(tf.constant(-1), tf.constant([[[0, 1], [2, 0]]]))
+    assert [t.numpy().tolist() for t in got[:2]] == [[4.0, 5.0], [[1.0, 4.0]]]
+    _raises(InvalidArgumentError, rf"^slice index 3 of dimension 0 out of bounds\. \(at {HERE}: "
+                                  r".*\) \[Op:StridedSlice\]$", indexed, tf.constant(3),
+            tf.constant([[[0, 1], [2, 0]]]))
+    _raises(InvalidArgumentError, r"^slice index -4 of dimension 0 out of bounds\. ", indexed,
+            tf.constant(-4), tf.constant([[[0, 1], [2, 0]]]))
+    # GatherNd names the last bad row, the params' shape and itself; ScatterNd (which
+    # runs only if the gather did) the first, and the output's "shape".
+    _raises(InvalidArgumentError, r"^indices\[0,1\] = \[5, 0\] does not index into param shape "
+                                  r"\[3,2\], node name: GatherNd \(at .*\[Op:GatherNd\]$",
+            indexed, tf.constant(0), tf.constant([[[0, 2], [5, 0]]]))
+    _raises(InvalidArgumentError, r"^indices\[0,1\] = \[5, 0\] does not index into param shape ",
+            tf.gather_nd, m, tf.constant([[[0, 2], [5, 0]]]))
+    _raises(InvalidArgumentError, r"^indices\[1\] = \[5, 0\] does not index into shape \[3,2\] "
+                                  r"\[Op:ScatterNd\]$", tf.scatter_nd, tf.constant([[0, 0], [5, 0]]),
+            tf.ones([2]), [3, 2])
+

@@ -834,7 +834,7 @@ def _strided_slice(cg, node):
     name = cg.array(x)
     items, ints = _key_index(cg, node, node.attrs["key"], x.rank)
     for dim, e in ints:
-        code = cg.error("index", node)
+        code = cg.error("index", node, dim)
         cg.emit(f"if not -{name}.shape[{dim}] <= {e} < {name}.shape[{dim}]: "
                 f"raise IndexError({code}, {e})")
     while items and items[-1] == ":":  # the same view, which Numba types more precisely
@@ -1043,6 +1043,26 @@ def _index_rows(cg, node, i):
     return depth, m, _assign(cg, f"{cg.contiguous(i)}.reshape(({m}, {depth}))")
 
 
+def _check_index_rows(cg, node, i, rows, depth, shape):
+    """Raises, naming the bad row, its position and `shape` (dims expressions), unless
+    every row of the (rows, depth) view `rows` of index tensor `i` lies inside shape."""
+    last = node.op.name == "GatherNd"  # as TensorFlow's kernels report it
+    bad = _assign(cg, f"nd_bad_row({rows}, {_tuple(shape[:depth])}, {last})")
+    code = cg.error("nd_index", node, {"rows": tuple(i.shape[:-1]), "depth": depth})
+    row = ", ".join(f"{rows}[{bad}, {d}]" for d in range(depth))
+    cg.emit(f"if {bad} >= 0: raise IndexError({code}, {bad}, {row}, {', '.join(shape)})")
+
+
+@lowering("StridedSliceIndex")
+def _slice_index(cg, node):
+    dim = node.attrs["dim"]
+    n = f"{cg.array(cg.val(node.inputs[0]))}.shape[{dim}]"
+    k = _assign(cg, cg.scalar(cg.val(node.inputs[1])))
+    code = cg.error("index", node, dim)
+    cg.emit(f"if not -{n} <= {k} < {n}: raise IndexError({code}, {k})")
+    cg.local_scalar(node.outputs[0], f"{k} + {n} if {k} < 0 else {k}")
+
+
 @lowering("GatherNd")
 def _gather_nd(cg, node):
     p, i = cg.val(node.inputs[0]), cg.val(node.inputs[1])
@@ -1052,8 +1072,8 @@ def _gather_nd(cg, node):
     inner = cg.product(pd[depth:])
     p2 = _assign(cg, f"{cg.contiguous(p)}.reshape(({cg.product(pd[:depth])}, {inner}))")
     o2 = _assign(cg, f"np.empty(({m}, {inner}), {np_name(y.dtype)})")
-    code = cg.error("gather_nd", node)
-    cg.emit(f"gather_nd2({p2}, {i2}, {_tuple(pd[:depth])}, {o2}, {code})")
+    _check_index_rows(cg, node, i, i2, depth, pd)
+    cg.emit(f"gather_nd2({p2}, {i2}, {_tuple(pd[:depth])}, {o2})")
     _out(cg, node, _assign(cg, f"{o2}.reshape({_tuple(cg.dims(i)[:-1] + pd[depth:])})"))
 
 
@@ -1064,8 +1084,8 @@ def _scatter_rows(cg, node, i, u, shape, start):
     inner = cg.product(shape[depth:])
     o2 = _assign(cg, start(cg.product(shape[:depth]), inner))
     u2 = _assign(cg, f"{cg.contiguous(u)}.reshape(({m}, {inner}))")
-    code = cg.error("gather_nd", node)
-    cg.emit(f"scatter_nd2({i2}, {u2}, {_tuple(shape[:depth])}, {o2}, {code})")
+    _check_index_rows(cg, node, i, i2, depth, shape)
+    cg.emit(f"scatter_nd2({i2}, {u2}, {_tuple(shape[:depth])}, {o2})")
     _out(cg, node, _assign(cg, f"{o2}.reshape({_tuple(shape)})"))
 
 

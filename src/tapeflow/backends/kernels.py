@@ -679,28 +679,41 @@ def segment_sum(data, ids, out, code):
 
 
 @_jit
-def _nd_offset(indices, j, dims, code):
+def nd_bad_row(indices, dims, last):
+    """The first (or, with `last`, the last) row of `indices` that is not a position
+    inside `dims`, else -1: checked before gather_nd2 and scatter_nd2 read or write."""
+    bad = -1
+    for j in range(indices.shape[0]):
+        for d in range(len(dims)):
+            k = indices[j, d]
+            if k < 0 or k >= dims[d]:
+                if not last:
+                    return j
+                bad = j
+                break
+    return bad
+
+
+@_jit
+def _nd_offset(indices, j, dims):
     offset = 0
     for d in range(len(dims)):
-        k = indices[j, d]
-        if k < 0 or k >= dims[d]:
-            raise IndexError(code, j)
-        offset = offset * dims[d] + k
+        offset = offset * dims[d] + indices[j, d]
     return offset
 
 
 @_jit
-def gather_nd2(params, indices, dims, out, code):
+def gather_nd2(params, indices, dims, out):
     for j in range(indices.shape[0]):
-        offset = _nd_offset(indices, j, dims, code)
+        offset = _nd_offset(indices, j, dims)
         for c in range(params.shape[1]):
             out[j, c] = params[offset, c]
 
 
 @_jit
-def scatter_nd2(indices, updates, dims, out, code):
+def scatter_nd2(indices, updates, dims, out):
     for j in range(indices.shape[0]):
-        offset = _nd_offset(indices, j, dims, code)
+        offset = _nd_offset(indices, j, dims)
         for c in range(updates.shape[1]):
             out[offset, c] += updates[j, c]
 

@@ -158,7 +158,7 @@ class CompiledGraph:
                 and 0 <= args[0] < len(self._errors):
             kind, node, detail = self._errors[args[0]]
             return InvalidArgumentError(_message(kind, node, detail, args[1:]),
-                                        op=node.op.name)
+                                        op=_REPORTED_AS.get(kind, node.op.name))
         node = self._sites[site] if 0 <= site < len(self._sites) else None
         return _uncoded(error, node, self.graph.name)
 
@@ -172,10 +172,10 @@ _MESSAGES = {
     "shape": "Incompatible shapes at run time in {op} at {where}",
     "negative_power": "Integers to negative integer powers are not allowed",
     "division_by_zero": "Integer division by zero (at {where})",
-    "index": "slice index {value} out of bounds (at {where})",
+    "index": "slice index {value} of dimension {detail} out of bounds. (at {where})",
     "gather": "indices{index} = {value} is not in [0, {values[1]}) (at {where})",
     "segment": "segment_ids{index} = {value} is out of range [0, {values[1]}) (at {where})",
-    "gather_nd": "indices[{value}] does not index into param shape (at {where})",
+    "nd_index": "{nd} (at {where})",
     "label": "Received a label value of {value} which is outside the valid range "
              "(at {where})",
     "reshape": "Input to reshape is a tensor with {value} values, but the requested shape "
@@ -227,7 +227,7 @@ class _Dims:
 
     def __init__(self, values, detail):
         self.values = values
-        self.split = str(detail["split"]) if isinstance(detail, dict) else ""
+        self.split = str(detail.get("split", "")) if isinstance(detail, dict) else ""
 
     def __getitem__(self, key):
         start, _, stop = key.replace("split", self.split).partition(":")
@@ -235,14 +235,31 @@ class _Dims:
         return "[" + ",".join(str(int(v)) for v in part) + "]"
 
 
+# Error kinds that are another op's check, by the op TensorFlow names (x[k] for a tensor
+# k checks k in a node of its own).
+_REPORTED_AS = {"index": "StridedSlice"}
+
+
 def _message(kind, node, detail, values):
-    op = node.op.name
+    op = _REPORTED_AS.get(kind, node.op.name)
     template = _MESSAGES.get(kind, kind + " (at {where})")
     value = values[0] if values else None
     text = template.format(op=op, where=node.where(), detail=detail, value=value,
                            values=values, index=_index_text(detail, values),
-                           dims=_Dims(values, detail))
+                           dims=_Dims(values, detail), nd=_nd_text(node, detail, values))
     return f"{text} [Op:{op}]"
+
+
+def _nd_text(node, detail, values):
+    """An "nd_index" error's words: values are the bad row's flat position, its
+    coordinates, then the shape it indexes into."""
+    if not isinstance(detail, dict) or "depth" not in detail:
+        return ""
+    from ..ops.shape import nd_index_message
+    flat, depth, rows = int(values[0]), detail["depth"], detail["rows"]
+    position = [flat] if None in rows else [int(i) for i in np.unravel_index(flat, rows)]
+    row = [int(v) for v in values[1:1 + depth]]
+    return nd_index_message(node.op.name, position, row, values[1 + depth:])
 
 
 def _index_text(shape, values):

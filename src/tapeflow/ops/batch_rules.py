@@ -239,6 +239,14 @@ def _pad_with_tensor(op, inputs, attrs, batch):
                         {"hint": None if hint is None else (batch,) + tuple(hint)}))
 
 
+@batch_rule("StridedSliceIndex")
+def _slice_index(op, inputs, attrs, batch):
+    x, index = inputs
+    if type(index) is Batched:
+        raise NotBatchable("a tensor index that differs between examples")
+    return bind(op, [stacked(x, batch), index], {"dim": attrs["dim"] + 1})
+
+
 _ALL = (None, None, None)  # the key of a full slice
 
 

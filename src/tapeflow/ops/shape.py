@@ -656,6 +656,27 @@ PAD_TO = register(OpDef(
     emit="pad", saves=("paddings",), grad=_pad_to_grad))
 
 
+def _slice_index_infer(input, index, dim):
+    if index._shape:
+        raise TypeError(f"{_SLICE_TYPE_ERROR}, got a tensor of shape {list(index._shape)}")
+    _int_dtype("StridedSlice", index, "a tensor index")
+    return (), index.dtype
+
+
+def _slice_index_kernel(input, index, dim):
+    n, k = input.shape[dim], int(index)
+    if not -n <= k < n:
+        raise _error("StridedSlice", f"slice index {k} of dimension {dim} out of bounds.")
+    return np.asarray(k + n if k < 0 else k, dtype=index.dtype)
+
+
+# x[k] for a tensor k: k checked against (and counted from the end of) x's dimension
+# `dim`, as TensorFlow's StridedSlice does; a gather then takes the row.
+SLICE_INDEX = register(OpDef(
+    name="StridedSliceIndex", args=("input", "index"), infer=_slice_index_infer,
+    eager=_slice_index_kernel, emit="slice_index", differentiable=False))
+
+
 def _reverse_infer(tensor, axis):
     rank = len(tensor._shape)
     seen = set()
@@ -829,15 +850,26 @@ SEGMENT_SUM = register(OpDef(
 
 
 def _check_nd_indices(op_name, indices, shape):
-    """Every index row of `indices` (last axis = coordinates) must lie inside `shape`."""
+    """Every index row of `indices` (last axis = coordinates) must lie inside `shape`.
+    TensorFlow's GatherNd kernel reports the last bad row, the scatters the first."""
     depth = indices.shape[-1]
     limits = np.array(shape[:depth], dtype=np.int64)
     bad = np.any((indices < 0) | (indices >= limits), axis=-1)
     if bad.any():
-        pos = np.unravel_index(np.flatnonzero(bad)[0], bad.shape)
-        raise _error(op_name, f"indices{[int(p) for p in pos]} = "
-                              f"{indices[pos].tolist()} does not index into param shape "
-                              f"{list(shape)}")
+        rows = np.flatnonzero(bad)
+        pos = np.unravel_index(rows[-1 if op_name == "GatherNd" else 0], bad.shape)
+        raise _error(op_name, nd_index_message(op_name, [int(p) for p in pos],
+                                               indices[pos].tolist(), shape))
+
+
+def nd_index_message(op_name, position, row, shape):
+    """TensorFlow's words for an index row outside the shape it indexes (GatherNd names
+    the params' shape and itself; the scatters the output's)."""
+    if op_name == "GatherNd":
+        return (f"indices[{','.join(map(str, position))}] = {row} does not index into param "
+                f"shape {rules.kernel_dims(shape)}, node name: GatherNd")
+    return (f"indices[{','.join(map(str, position))}] = {row} does not index into shape "
+            f"{rules.kernel_dims(shape)}")
 
 
 def _nd_key(indices):
@@ -1389,10 +1421,8 @@ def _dim_size(x, dim, dtype=dtypes.int32):
 
 def _wrapped_index(x, dim, k):
     """A tensor index into axis `dim` of x, a negative one counting from the end as in
-    Python (an index out of range either way stays as given, for the gather's error)."""
-    from .elementwise import logical_and, where
-    n = _dim_size(x, dim, k.dtype)
-    return where(logical_and(k < 0, k >= -n), k + n, k)
+    Python; out of range either way, StridedSlice's error when the graph runs."""
+    return bind(SLICE_INDEX, (x, k), {"dim": dim})
 
 
 def _slice_positions(x, dim, k):
