@@ -283,3 +283,15 @@ def test_compiled_index_errors_name_the_index_and_the_row(compiled):
                                   r"\[Op:ScatterNd\]$", tf.scatter_nd, tf.constant([[0, 0], [5, 0]]),
             tf.ones([2]), [3, 2])
 
+
+# -- eager outputs too big to allocate ---------------------------------------------------------
+
+@pytest.mark.parametrize("make, op, shape", [
+    # More bytes than a 64-bit address space maps: NumPy's allocation fails at once.
+    (lambda: tf.broadcast_to(tf.ones([1]), [10**7, 10**7]), "BroadcastTo", "10000000,10000000"),
+    (lambda: tf.pad(tf.ones([2, 2]), [[10**7, 10**7], [10**7, 10**7]]), "PadV2",
+     "20000002,20000002"),
+])
+def test_eager_outputs_too_big_are_resource_exhausted(make, op, shape):
+    _raises(ResourceExhaustedError, rf"^OOM when allocating tensor with shape\[{shape}\] and "
+                                    rf"type float on .* \[Op:{op}\]$", make)

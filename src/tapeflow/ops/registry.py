@@ -246,6 +246,8 @@ def bind(op, inputs, attrs=_NO_ATTRS):
         raise
     except (ValueError, IndexError, TypeError, ArithmeticError, np.linalg.LinAlgError) as e:
         _kernel_failed(op, inputs, e)
+    except MemoryError:
+        _out_of_memory(op, inputs, attrs)
     if op.n_out == 1:
         out = wrap(result if isinstance(result, (np.ndarray, np.generic)) else np.asarray(result))
         outputs = (out,)
@@ -276,6 +278,16 @@ def _too_big_to_fold(op, inputs, attrs):
         if size > _FOLD_LIMIT:
             return True
     return False
+
+
+def _out_of_memory(op, inputs, attrs):
+    """TensorFlow's ResourceExhaustedError naming the op and the output it could not
+    allocate (infer runs again for its shape: only on this path)."""
+    from .creation import out_of_memory
+    avals = op.infer(*inputs, **attrs)
+    shape, dtype = avals if op.n_out == 1 else max(
+        avals, key=lambda a: np.prod(a[0], dtype=float))
+    raise out_of_memory(op.name, shape, dtype) from None
 
 
 def _kernel_failed(op, inputs, error):
