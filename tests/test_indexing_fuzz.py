@@ -92,6 +92,10 @@ def _bounds(a, b):
     return X[a:b, 1]
 
 
+def _slice(begin, size):
+    return tf.slice(X, begin, size)
+
+
 def _gather(i):
     return tf.gather(X, i, axis=1), tf.gather(X, i[:1])
 
@@ -124,6 +128,7 @@ def _one_hot(i):
 COMPILED = {
     "index": (_index, [()] * 2),
     "bounds": (_bounds, [()] * 2),
+    "slice": (_slice, [(2,)] * 2),
     "gather": (_gather, [(3,)]),
     "gather_nd": (_gather_nd, [(2, 2)]),
     "reshape": (_reshape, [(2,)]),
