@@ -280,8 +280,8 @@ def test_compiled_index_errors_name_the_index_and_the_row(compiled):
     _raises(InvalidArgumentError, r"^indices\[0,1\] = \[5, 0\] does not index into param shape ",
             tf.gather_nd, m, tf.constant([[[0, 2], [5, 0]]]))
     _raises(InvalidArgumentError, r"^indices\[1\] = \[5, 0\] does not index into shape \[3,2\] "
-                                  r"\[Op:ScatterNd\]$", tf.scatter_nd, tf.constant([[0, 0], [5, 0]]),
-            tf.ones([2]), [3, 2])
+                                  r"\[Op:ScatterNd\]$", tf.scatter_nd,
+            tf.constant([[0, 0], [5, 0]]), tf.ones([2]), [3, 2])
 
 
 # -- eager outputs too big to allocate ---------------------------------------------------------
