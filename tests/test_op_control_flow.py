@@ -14,7 +14,7 @@ from tapeflow.graph.ir import Graph
 from tapeflow.graph.trace import tracing
 from tapeflow.ops import control
 from tests.op_samples import STRUCTURAL_SAMPLES
-from tests.op_samples.common import FINITE_DIFFERENCE, TOLERANCE, draw_rng, dtype_of
+from tests.op_samples.common import FINITE_DIFFERENCE, draw_rng, dtype_of
 from tests.test_op_compiled import _compare
 from tests.test_op_gradients import _assert_close
 

@@ -541,7 +541,9 @@ def _reshape(cg, node):
     x = cg.val(node.inputs[0])
     shape = cg.runtime_ints(node.attrs["shape"])
     src = cg.contiguous(x)
-    if None in x.shape:  # infer could not count the elements: count them now
+    if None in x.shape and not shape:  # a scalar holds one element (Numba cannot loop ())
+        _check_reshape_size(cg, node, src, [])
+    elif None in x.shape:  # infer could not count the elements: count them now
         cg.emit(f"check_reshape_size({src}.size, {_tuple(shape)}, {cg.error('reshape', node)}, "
                 f"{cg.error('reshape_multiple', node)})")
     _out(cg, node, _assign(cg, f"{src}.reshape({_tuple(shape)})"))
