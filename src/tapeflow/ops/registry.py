@@ -46,6 +46,8 @@ class OpDef:
     draw:   random ops only: draw(gen, arrays, attrs) -> array, the op's numbers from a
             NumPy Generator. The eager kernel draws from the Generator its seed attrs make;
             inside branches and loops a graph run gives each op one Generator (a stream).
+    lowerings: {backend name: lowering}, filled by each compiled backend as it loads
+            (backends/numba_cpu/: `@lowers(SLICE)`): how that backend compiles the op.
     """
 
     name: str
@@ -64,6 +66,7 @@ class OpDef:
     smooth: bool = True  # second derivatives are checked where smooth
     domain: tuple = (-2.0, 2.0)  # where the generated gradient tests draw inputs
     draw: Callable | None = None
+    lowerings: dict = field(default_factory=dict, repr=False, compare=False)
     save_index: tuple = field(init=False, repr=False, compare=False)
     save_position: dict = field(init=False, repr=False, compare=False)
 
