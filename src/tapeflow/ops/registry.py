@@ -48,6 +48,10 @@ class OpDef:
             inside branches and loops a graph run gives each op one Generator (a stream).
     lowerings: {backend name: lowering}, filled by each compiled backend as it loads
             (backends/numba_cpu/: `@lowers(SLICE)`): how that backend compiles the op.
+    batch:  batch(op, inputs, attrs, batch_size) -> outputs: the op run once on inputs
+            stacked along a new leading axis (some of them Batched), for a vectorized
+            backward walk; attached by ops/batch_rules.py as it loads (`@batches(MATMUL)`).
+            Elementwise ops and reductions without one get their flag's default rule.
     """
 
     name: str
@@ -67,6 +71,7 @@ class OpDef:
     domain: tuple = (-2.0, 2.0)  # where the generated gradient tests draw inputs
     draw: Callable | None = None
     lowerings: dict = field(default_factory=dict, repr=False, compare=False)
+    batch: Callable | None = field(default=None, repr=False, compare=False)
     save_index: tuple = field(init=False, repr=False, compare=False)
     save_position: dict = field(init=False, repr=False, compare=False)
 
