@@ -1496,7 +1496,7 @@ def lowered_ops():
     """Names of the op-table entries that have a lowering (fused or not)."""
     from ..ops.registry import OPS
     return sorted(name for name, op in OPS.items()
-                  if name in LOWERINGS or name in passes.REDUCTIONS
+                  if name in LOWERINGS or op.reduction is not None
                   or name in _LOOP_MEMBERS or (op.elementwise and name in ELEMENTWISE_OK))
 
 

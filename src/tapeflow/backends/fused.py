@@ -8,7 +8,6 @@ import re
 import numpy as np
 
 from .. import dtypes
-from ..graph import passes
 from ..tensor import Symbolic
 from .codegen import (
     _SUFFIX,
@@ -38,7 +37,7 @@ def fusible(node):
     name = node.op.name
     if not _dtypes_ok(node):
         return None
-    if name in passes.REDUCTIONS:
+    if node.op.reduction is not None:
         return "reduction"
     if (node.op.elementwise and name in ELEMENTWISE_OK) or name in _LOOP_MEMBERS:
         return "elementwise"

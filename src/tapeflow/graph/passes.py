@@ -20,9 +20,6 @@ READ_VARIABLE_NAME = READ_VARIABLE.name
 ASSIGN_VARIABLE_NAME = ASSIGN_VARIABLE.name
 STRUCTURAL = frozenset({READ_VARIABLE_NAME, ASSIGN_VARIABLE_NAME, "If", "While", "Call"})
 
-# Reductions a fused loop can end in (they accumulate as the loop runs).
-REDUCTIONS = frozenset({"Sum", "Mean", "Max", "Min", "Prod", "All", "Any"})
-
 # A fused loop holds at most this many nodes: LLVM stops inlining the scalar helpers into
 # much bigger functions, and the loop would then call libm-like helpers per element.
 MAX_FUSED = 80

@@ -172,29 +172,36 @@ def _prod_grad(ctx, dy):
 
 
 SUM = register(OpDef(
-    name="Sum", args=("input",), infer=_reduce_infer("Sum", is_numeric, "numeric types"),
+    name="Sum", reduction="sum", args=("input",),
+    infer=_reduce_infer("Sum", is_numeric, "numeric types"),
     eager=_sum_kernel, emit="np.sum", saves=(), grad=lambda ctx, dy: (_sum_grad(ctx, dy),)))
 MEAN = register(OpDef(
-    name="Mean", args=("input",), infer=_reduce_infer("Mean", is_numeric, "numeric types"),
+    name="Mean", reduction="mean", args=("input",),
+    infer=_reduce_infer("Mean", is_numeric, "numeric types"),
     eager=_mean_kernel, emit="np.mean", saves=(), grad=_mean_grad))
 MAX = register(OpDef(
-    name="Max", args=("input",), infer=_reduce_infer("Max", is_numeric, "numeric types"),
+    name="Max", reduction="max", args=("input",),
+    infer=_reduce_infer("Max", is_numeric, "numeric types"),
     eager=_extreme_kernel(np.maximum.reduce, lowest=True), emit="np.max", saves=("input", "out"),
     grad=_extreme_grad, smooth=False))
 MIN = register(OpDef(
-    name="Min", args=("input",), infer=_reduce_infer("Min", is_numeric, "numeric types"),
+    name="Min", reduction="min", args=("input",),
+    infer=_reduce_infer("Min", is_numeric, "numeric types"),
     eager=_extreme_kernel(np.minimum.reduce, lowest=False), emit="np.min", saves=("input", "out"),
     grad=_extreme_grad, smooth=False))
 PROD = register(OpDef(
-    name="Prod", args=("input",), infer=_reduce_infer("Prod", is_numeric, "numeric types"),
+    name="Prod", reduction="prod", args=("input",),
+    infer=_reduce_infer("Prod", is_numeric, "numeric types"),
     eager=_prod_kernel, emit="np.prod", saves=("input",), grad=_prod_grad,
     domain=(0.5, 1.5)))
 ALL = register(OpDef(
-    name="All", args=("input",), infer=_reduce_infer("All", is_bool, "bool"),
+    name="All", reduction="all", args=("input",),
+    infer=_reduce_infer("All", is_bool, "bool"),
     eager=lambda input, axis, keepdims: np.all(input, axis=axis, keepdims=keepdims),
     emit="np.all", differentiable=False))
 ANY = register(OpDef(
-    name="Any", args=("input",), infer=_reduce_infer("Any", is_bool, "bool"),
+    name="Any", reduction="any", args=("input",),
+    infer=_reduce_infer("Any", is_bool, "bool"),
     eager=lambda input, axis, keepdims: np.any(input, axis=axis, keepdims=keepdims),
     emit="np.any", differentiable=False))
 

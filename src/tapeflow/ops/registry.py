@@ -52,6 +52,9 @@ class OpDef:
             stacked along a new leading axis (some of them Batched), for a vectorized
             backward walk; attached by ops/batch_rules.py as it loads (`@batches(MATMUL)`).
             Elementwise ops and reductions without one get their flag's default rule.
+    reduction: reductions over `axis` only: how the op accumulates ("sum", "mean", "max",
+            "min", "prod", "all", "any"), so that a fused loop can end in it and a batching
+            rule shifts its axes; None for every other op.
     """
 
     name: str
@@ -70,6 +73,7 @@ class OpDef:
     smooth: bool = True  # second derivatives are checked where smooth
     domain: tuple = (-2.0, 2.0)  # where the generated gradient tests draw inputs
     draw: Callable | None = None
+    reduction: str | None = None
     lowerings: dict = field(default_factory=dict, repr=False, compare=False)
     batch: Callable | None = field(default=None, repr=False, compare=False)
     save_index: tuple = field(init=False, repr=False, compare=False)
