@@ -82,12 +82,10 @@ def _like_infer(x, dtype=None):
 
 ZEROS_LIKE = register(OpDef(
     name="ZerosLike", args=("x",), infer=_like_infer, differentiable=False,
-    eager=lambda x, dtype=None: np.zeros(np.shape(x), dtype=(dtype or _dt(x))._np),
-    emit="0"))
+    eager=lambda x, dtype=None: np.zeros(np.shape(x), dtype=(dtype or _dt(x))._np)))
 ONES_LIKE = register(OpDef(
     name="OnesLike", args=("x",), infer=_like_infer, differentiable=False,
-    eager=lambda x, dtype=None: np.ones(np.shape(x), dtype=(dtype or _dt(x))._np),
-    emit="1"))
+    eager=lambda x, dtype=None: np.ones(np.shape(x), dtype=(dtype or _dt(x))._np)))
 
 
 def _dt(array):
@@ -109,7 +107,7 @@ def _filled(shape, dtype, value):
 FILL = register(OpDef(
     name="Fill", args=("value",), infer=_fill_infer,
     eager=lambda value, shape: _filled(shape, _dt(value), value),
-    emit="{0}", saves=(),
+    saves=(),
     grad=lambda ctx, dy: (reduce_sum_all(dy),)))
 
 
@@ -147,7 +145,7 @@ def _range_kernel(start, limit, delta):
 
 
 RANGE = register(OpDef(name="Range", args=("start", "limit", "delta"), infer=_range_infer,
-                       eager=_range_kernel, emit="np.arange", differentiable=False))
+                       eager=_range_kernel, differentiable=False))
 
 
 def _linspace_infer(start, stop, num):
@@ -167,7 +165,7 @@ def _linspace_kernel(start, stop, num):
 # from differentiable ops below, as TensorFlow's linspace_nd is.
 LINSPACE = register(OpDef(
     name="LinSpace", args=("start", "stop", "num"), infer=_linspace_infer,
-    eager=_linspace_kernel, emit="np.linspace", differentiable=False))
+    eager=_linspace_kernel, differentiable=False))
 
 
 def _eye_infer(num_rows, num_columns, dtype):
@@ -179,7 +177,7 @@ EYE = register(OpDef(name="Eye", args=(), infer=_eye_infer,
                      eager=lambda num_rows, num_columns, dtype: allocated(
                          "MatrixDiagV3", (num_rows, num_columns), dtype,
                          lambda: np.eye(num_rows, num_columns, dtype=dtype._np)),
-                     emit="np.eye", differentiable=False))
+                     differentiable=False))
 
 
 def _const_infer(shape, dtype, value):
@@ -189,7 +187,7 @@ def _const_infer(shape, dtype, value):
 # Zeros/ones of a given shape: no tensor inputs, so never recorded by a tape.
 CONST_FILL = register(OpDef(
     name="ConstFill", args=(), infer=_const_infer, eager=_filled,
-    emit="np.full", differentiable=False))
+    differentiable=False))
 
 
 def _filled_at_run_time(shape, value, dtype):

@@ -66,7 +66,7 @@ def _reshape_grad(ctx, dy):
 
 DYNAMIC_RESHAPE = register(OpDef(
     name="DynamicReshape", args=("tensor", "shape"), infer=_reshape_infer,
-    eager=_reshape_kernel, emit="dynamic_reshape", grad=_reshape_grad))
+    eager=_reshape_kernel, grad=_reshape_grad))
 
 
 # -- broadcast_to ------------------------------------------------------------------------
@@ -100,7 +100,7 @@ def _broadcast_kernel(input, shape, hint):
 
 DYNAMIC_BROADCAST_TO = register(OpDef(
     name="DynamicBroadcastTo", args=("input", "shape"), infer=_broadcast_infer,
-    eager=_broadcast_kernel, emit="dynamic_broadcast_to",
+    eager=_broadcast_kernel,
     grad=lambda ctx, dy: (rules.unbroadcast(dy, ctx.shapes[0]), None)))
 
 
@@ -124,7 +124,7 @@ def _slice_grad_kernel(dy, shape, key, hint):
 
 DYNAMIC_STRIDED_SLICE_GRAD = register(OpDef(
     name="DynamicStridedSliceGrad", args=("dy", "shape"), infer=_slice_grad_infer,
-    eager=_slice_grad_kernel, emit="dynamic_strided_slice_grad",
+    eager=_slice_grad_kernel,
     grad=lambda ctx, g: (slice_of(g, ctx.attrs["key"]), None)))
 
 

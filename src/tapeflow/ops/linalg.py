@@ -106,7 +106,7 @@ def _mm(a, b, transpose_a, transpose_b):
 
 MATMUL = register(OpDef(
     name="MatMul", args=("a", "b"), infer=_matmul_infer, eager=_wide(_matmul_kernel),
-    emit="np.dot", saves=("a", "b"), grad=_matmul_grad))
+    saves=("a", "b"), grad=_matmul_grad))
 
 
 def _batch_matmul_infer(x, y, adj_x, adj_y):
@@ -152,7 +152,7 @@ def _bmm(x, y, adj_x, adj_y):
 
 BATCH_MATMUL = register(OpDef(
     name="BatchMatMulV2", args=("x", "y"), infer=_batch_matmul_infer,
-    eager=_wide(_batch_matmul_kernel), emit="np.matmul", saves=("x", "y"),
+    eager=_wide(_batch_matmul_kernel), saves=("x", "y"),
     grad=_batch_matmul_grad))
 
 
@@ -325,12 +325,12 @@ def _unary_einsum_grad(ctx, dy):
 
 EINSUM = register(OpDef(
     name="Einsum", args=("a", "b"), infer=_einsum_infer, eager=_wide(_einsum_kernel),
-    emit="np.einsum", saves=("a", "b"), grad=_einsum_grad))
+    saves=("a", "b"), grad=_einsum_grad))
 # A one-operand einsum (trace, diagonal, transpose, sum): its gradient needs no saved
 # value, and the table keeps a fixed arity per op, hence a separate entry.
 UNARY_EINSUM = register(OpDef(
     name="UnaryEinsum", args=("a",), infer=_einsum_infer, eager=_wide(_einsum_kernel),
-    emit="np.einsum", saves=(), grad=_unary_einsum_grad))
+    saves=(), grad=_unary_einsum_grad))
 
 
 @functools.lru_cache(maxsize=512)
@@ -519,7 +519,7 @@ def _inverse_grad(ctx, dy):
 
 MATRIX_INVERSE = register(OpDef(
     name="MatrixInverse", args=("input",), infer=_inverse_infer,
-    eager=_wide(_inverse_kernel), emit="np.linalg.inv", saves=("out",), grad=_inverse_grad,
+    eager=_wide(_inverse_kernel), saves=("out",), grad=_inverse_grad,
     domain=(-1.0, 1.0)))
 
 
@@ -538,7 +538,7 @@ def _det_grad(ctx, dy):
 
 MATRIX_DETERMINANT = register(OpDef(
     name="MatrixDeterminant", args=("input",), infer=_det_infer,
-    eager=_wide(lambda input: np.asarray(np.linalg.det(input))), emit="np.linalg.det",
+    eager=_wide(lambda input: np.asarray(np.linalg.det(input))),
     saves=("input", "out"), grad=_det_grad, domain=(-1.0, 1.0)))
 
 
@@ -590,7 +590,7 @@ def _solve_grad(ctx, dy):
 
 MATRIX_SOLVE = register(OpDef(
     name="MatrixSolve", args=("matrix", "rhs"), infer=_solve_infer,
-    eager=_wide(_solve_kernel), emit="np.linalg.solve", saves=("matrix", "out"),
+    eager=_wide(_solve_kernel), saves=("matrix", "out"),
     grad=_solve_grad, domain=(-1.0, 1.0)))
 
 
@@ -688,12 +688,12 @@ def _diag_part_kernel(input, k, padding_value):
 
 MATRIX_DIAG = register(OpDef(
     name="MatrixDiagV3", args=("diagonal",), infer=_diag_infer, eager=_wide(_diag_kernel),
-    emit="matrix_diag", saves=(),
+    saves=(),
     grad=lambda ctx, dy: (bind(MATRIX_DIAG_PART, (dy,), {"k": ctx.attrs["k"],
                                                          "padding_value": 0}),)))
 MATRIX_DIAG_PART = register(OpDef(
     name="MatrixDiagPartV3", args=("input",), infer=_diag_part_infer,
-    eager=_diag_part_kernel, emit="matrix_diag_part", saves=(),
+    eager=_diag_part_kernel, saves=(),
     grad=lambda ctx, dy: (bind(MATRIX_DIAG, (dy,), {
         "k": ctx.attrs["k"], "num_rows": ctx.shapes[0][-2], "num_cols": ctx.shapes[0][-1],
         "padding_value": 0}),)))

@@ -95,12 +95,12 @@ def _pop_back_grad(ctx, d_head, d_tail):
 
 TENSOR_LIST_PUSH_BACK = register(OpDef(
     name="TensorListPushBack", args=("buffer", "item"), infer=_push_back_infer,
-    eager=_push_back_kernel, emit="list_push_back",
+    eager=_push_back_kernel,
     grad=lambda ctx, dy: tuple(list_pop_back(dy))))
 
 TENSOR_LIST_POP_BACK = register(OpDef(
     name="TensorListPopBack", args=("input",), infer=_pop_back_infer, n_out=2,
-    eager=lambda input: (input[:-1], input[-1]), emit="list_pop_back",
+    eager=lambda input: (input[:-1], input[-1]),
     saves=("out0", "out1"), grad=_pop_back_grad))
 
 

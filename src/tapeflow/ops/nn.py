@@ -99,10 +99,10 @@ def _log_softmax_grad(ctx, dy):
 
 SOFTMAX = register(OpDef(
     name="Softmax", args=("logits",), infer=_softmax_infer("Softmax"), eager=_softmax_kernel,
-    emit="softmax", saves=("out",), grad=_softmax_grad))
+    saves=("out",), grad=_softmax_grad))
 LOG_SOFTMAX = register(OpDef(
     name="LogSoftmax", args=("logits",), infer=_softmax_infer("LogSoftmax"),
-    eager=_log_softmax_kernel, emit="log_softmax", saves=("out",), grad=_log_softmax_grad))
+    eager=_log_softmax_kernel, saves=("out",), grad=_log_softmax_grad))
 
 
 def _class_axis(axis, rank, op_name):
@@ -210,7 +210,7 @@ def _xent_grad(ctx, grad_loss, grad_grad):
 
 SOFTMAX_XENT = register(OpDef(
     name="SoftmaxCrossEntropyWithLogits", args=("features", "labels"), infer=_xent_infer,
-    eager=_xent_kernel, emit="softmax_xent", n_out=2, saves=("features", "out1"),
+    eager=_xent_kernel, n_out=2, saves=("features", "out1"),
     grad=_xent_grad, none_dys=True))
 
 
@@ -268,7 +268,7 @@ def _sparse_xent_grad(ctx, grad_loss, grad_grad):
 
 SPARSE_SOFTMAX_XENT = register(OpDef(
     name="SparseSoftmaxCrossEntropyWithLogits", args=("features", "labels"),
-    infer=_sparse_xent_infer, eager=_sparse_xent_kernel, emit="sparse_softmax_xent",
+    infer=_sparse_xent_infer, eager=_sparse_xent_kernel,
     n_out=2, saves=("features", "out1"), grad=_sparse_xent_grad, none_dys=True))
 
 
@@ -341,7 +341,7 @@ def _l2_loss_kernel(t):
 
 L2_LOSS = register(OpDef(
     name="L2Loss", args=("t",), infer=_l2_loss_infer, eager=_quiet(_l2_loss_kernel),
-    emit="l2_loss", saves=("t",), grad=lambda ctx, dy: (ctx.t * dy,)))
+    saves=("t",), grad=lambda ctx, dy: (ctx.t * dy,)))
 
 
 def l2_loss(t, name=None):
@@ -387,7 +387,7 @@ def _bias_add_grad(ctx, dy):
 
 BIAS_ADD = register(OpDef(
     name="BiasAdd", args=("value", "bias"), infer=_bias_add_infer,
-    eager=_quiet(_bias_add_kernel), emit="bias_add", saves=(), grad=_bias_add_grad))
+    eager=_quiet(_bias_add_kernel), saves=(), grad=_bias_add_grad))
 
 
 def bias_add(value, bias, data_format=None, name=None):

@@ -174,36 +174,36 @@ def _prod_grad(ctx, dy):
 SUM = register(OpDef(
     name="Sum", reduction="sum", args=("input",),
     infer=_reduce_infer("Sum", is_numeric, "numeric types"),
-    eager=_sum_kernel, emit="np.sum", saves=(), grad=lambda ctx, dy: (_sum_grad(ctx, dy),)))
+    eager=_sum_kernel, saves=(), grad=lambda ctx, dy: (_sum_grad(ctx, dy),)))
 MEAN = register(OpDef(
     name="Mean", reduction="mean", args=("input",),
     infer=_reduce_infer("Mean", is_numeric, "numeric types"),
-    eager=_mean_kernel, emit="np.mean", saves=(), grad=_mean_grad))
+    eager=_mean_kernel, saves=(), grad=_mean_grad))
 MAX = register(OpDef(
     name="Max", reduction="max", args=("input",),
     infer=_reduce_infer("Max", is_numeric, "numeric types"),
-    eager=_extreme_kernel(np.maximum.reduce, lowest=True), emit="np.max", saves=("input", "out"),
+    eager=_extreme_kernel(np.maximum.reduce, lowest=True), saves=("input", "out"),
     grad=_extreme_grad, smooth=False))
 MIN = register(OpDef(
     name="Min", reduction="min", args=("input",),
     infer=_reduce_infer("Min", is_numeric, "numeric types"),
-    eager=_extreme_kernel(np.minimum.reduce, lowest=False), emit="np.min", saves=("input", "out"),
+    eager=_extreme_kernel(np.minimum.reduce, lowest=False), saves=("input", "out"),
     grad=_extreme_grad, smooth=False))
 PROD = register(OpDef(
     name="Prod", reduction="prod", args=("input",),
     infer=_reduce_infer("Prod", is_numeric, "numeric types"),
-    eager=_prod_kernel, emit="np.prod", saves=("input",), grad=_prod_grad,
+    eager=_prod_kernel, saves=("input",), grad=_prod_grad,
     domain=(0.5, 1.5)))
 ALL = register(OpDef(
     name="All", reduction="all", args=("input",),
     infer=_reduce_infer("All", is_bool, "bool"),
     eager=lambda input, axis, keepdims: np.all(input, axis=axis, keepdims=keepdims),
-    emit="np.all", differentiable=False))
+    differentiable=False))
 ANY = register(OpDef(
     name="Any", reduction="any", args=("input",),
     infer=_reduce_infer("Any", is_bool, "bool"),
     eager=lambda input, axis, keepdims: np.any(input, axis=axis, keepdims=keepdims),
-    emit="np.any", differentiable=False))
+    differentiable=False))
 
 
 # -- argmax / argmin ----------------------------------------------------------------------
@@ -247,10 +247,10 @@ def _arg_kernel(pick, largest):
 
 
 ARG_MAX = register(OpDef(
-    name="ArgMax", args=("input",), infer=_arg_infer("ArgMax"), emit="np.argmax",
+    name="ArgMax", args=("input",), infer=_arg_infer("ArgMax"),
     eager=_arg_kernel(np.argmax, largest=True), differentiable=False))
 ARG_MIN = register(OpDef(
-    name="ArgMin", args=("input",), infer=_arg_infer("ArgMin"), emit="np.argmin",
+    name="ArgMin", args=("input",), infer=_arg_infer("ArgMin"),
     eager=_arg_kernel(np.argmin, largest=False), differentiable=False))
 
 
@@ -298,10 +298,10 @@ def _cumprod_grad(ctx, dy):
 
 CUMSUM = register(OpDef(
     name="Cumsum", args=("x",), infer=_scan_infer("Cumsum"), eager=_scan_kernel(np.cumsum, 0),
-    emit="np.cumsum", saves=(), grad=_cumsum_grad))
+    saves=(), grad=_cumsum_grad))
 CUMPROD = register(OpDef(
     name="Cumprod", args=("x",), infer=_scan_infer("Cumprod"),
-    eager=_scan_kernel(np.cumprod, 1), emit="np.cumprod", saves=("x",), grad=_cumprod_grad,
+    eager=_scan_kernel(np.cumprod, 1), saves=("x",), grad=_cumprod_grad,
     domain=(0.5, 1.5)))
 
 

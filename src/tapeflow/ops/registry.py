@@ -37,8 +37,10 @@ class OpDef:
             Inputs are anything with `_shape` and `dtype`. The only place shape and dtype
             errors are raised (InvalidArgumentError, ValueError naming op and shapes).
     eager:  eager(*arrays, **attrs) -> array (or a sequence of arrays when n_out != 1).
-    emit:   data for the compiled backend: a scalar expression template over "{0}", "{1}"
-            for elementwise ops, or the name of a kernel call for the others.
+    emit:   elementwise ops: their scalar expression template over "{0}", "{1}" (a
+            fused loop's body, on any backend); random ops: their draw over a Generator
+            "{g}" (inside a compiled branch or loop); None for the rest, which the
+            backends lower by the op itself (`lowerings`).
     saves:  the names (from `args`, or "out" / "out0", "out1", ...) the gradient reads;
             a tape keeps only these alive.
     grad:   grad(ctx, *dys) -> one gradient (or None for zero) per input, written with
@@ -61,7 +63,7 @@ class OpDef:
     args: tuple
     infer: Callable
     eager: Callable
-    emit: str
+    emit: str | None = None
     grad: Callable | None = None
     saves: tuple = ()
     n_out: int | None = 1  # None: as many outputs as infer says (Unpack, SplitV)

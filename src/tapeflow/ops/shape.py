@@ -118,7 +118,7 @@ RESHAPE = register(OpDef(
     name="Reshape", args=("tensor",), infer=_reshape_infer,
     # A -1 beside a 0, which NumPy's reshape (and the compiled one) cannot size, never
     # gets here: reshape() gives its size (see there).
-    eager=lambda tensor, shape: np.reshape(tensor, shape), emit="np.reshape",
+    eager=lambda tensor, shape: np.reshape(tensor, shape),
     grad=lambda ctx, dy: (reshape_to_input(dy, ctx),)))
 
 
@@ -134,7 +134,7 @@ def _transpose_infer(x, perm):
 
 TRANSPOSE = register(OpDef(
     name="Transpose", args=("x",), infer=_transpose_infer,
-    eager=lambda x, perm: np.transpose(x, perm), emit="np.transpose",
+    eager=lambda x, perm: np.transpose(x, perm),
     grad=lambda ctx, dy: (transpose(dy, tuple(np.argsort(ctx.attrs["perm"]).tolist())),)))
 
 
@@ -149,7 +149,7 @@ def _expand_dims_infer(input, axis):
 
 EXPAND_DIMS = register(OpDef(
     name="ExpandDims", args=("input",), infer=_expand_dims_infer,
-    eager=lambda input, axis: np.expand_dims(input, axis), emit="np.expand_dims",
+    eager=lambda input, axis: np.expand_dims(input, axis),
     grad=lambda ctx, dy: (reshape_to_input(dy, ctx),)))
 
 
@@ -178,7 +178,7 @@ def _squeeze_infer(input, axis):
 SQUEEZE = register(OpDef(
     name="Squeeze", args=("input",), infer=_squeeze_infer,
     eager=lambda input, axis: np.squeeze(input, _squeeze_dims(np.shape(input), axis)),
-    emit="np.squeeze", grad=lambda ctx, dy: (reshape_to_input(dy, ctx),)))
+    grad=lambda ctx, dy: (reshape_to_input(dy, ctx),)))
 
 
 def _broadcast_to_infer(input, shape):
@@ -195,7 +195,7 @@ BROADCAST_TO = register(OpDef(
     name="BroadcastTo", args=("input",), infer=_broadcast_to_infer,
     # A copy: a zero-stride, read-only view would surprise the compiled backends.
     eager=lambda input, shape: np.array(np.broadcast_to(input, shape)),
-    emit="np.broadcast_to", grad=lambda ctx, dy: (unbroadcast(dy, ctx.shapes[0]),)))
+    grad=lambda ctx, dy: (unbroadcast(dy, ctx.shapes[0]),)))
 
 
 # -- stack / unstack, concat / split -------------------------------------------------------
@@ -219,7 +219,7 @@ def _pack_infer(*values, axis):
 
 PACK = register(OpDef(
     name="Pack", args=("values",),  # variadic: every input is one of `values`
-    infer=_pack_infer, eager=lambda *values, axis: np.stack(values, axis), emit="np.stack",
+    infer=_pack_infer, eager=lambda *values, axis: np.stack(values, axis),
     grad=lambda ctx, dy: tuple(unstack(dy, num=len(ctx.shapes), axis=ctx.attrs["axis"]))))
 
 
@@ -240,7 +240,7 @@ def _unpack_infer(value, axis, num=None):
 UNPACK = register(OpDef(
     name="Unpack", args=("value",), infer=_unpack_infer,
     n_out=None,  # one output per slice along `axis`
-    eager=lambda value, axis, num=None: tuple(np.moveaxis(value, axis, 0)), emit="np.unstack",
+    eager=lambda value, axis, num=None: tuple(np.moveaxis(value, axis, 0)),
     grad=lambda ctx, *dys: (stack(list(dys), axis=ctx.attrs["axis"]),)))
 
 
@@ -275,7 +275,6 @@ def _concat_infer(*values, axis):
 CONCAT = register(OpDef(
     name="ConcatV2", args=("values",),  # variadic: every input is one of `values`
     infer=_concat_infer, eager=lambda *values, axis: np.concatenate(values, axis),
-    emit="np.concatenate",
     grad=lambda ctx, dy: tuple(_concat_grad(ctx, dy))))
 
 
@@ -331,7 +330,7 @@ def _split_kernel(value, size_splits, axis):
 SPLIT = register(OpDef(
     name="SplitV", args=("value",), infer=_split_infer, eager=_split_kernel,
     n_out=None,  # one output per entry of size_splits
-    emit="np.split", grad=lambda ctx, *dys: (concat(list(dys), axis=ctx.attrs["axis"]),)))
+    grad=lambda ctx, *dys: (concat(list(dys), axis=ctx.attrs["axis"]),)))
 
 
 # -- tile, pad ----------------------------------------------------------------------------
@@ -363,7 +362,7 @@ def _tile_grad(ctx, dy):
 TILE = register(OpDef(
     name="Tile", args=("input",), infer=_tile_infer,
     eager=lambda input, multiples: np.tile(input, multiples) if multiples else np.copy(input),
-    emit="np.tile", grad=_tile_grad))
+    grad=_tile_grad))
 
 
 def _check_paddings(op_name, shape, paddings, limit=None):
@@ -402,7 +401,6 @@ def _pad_kernel(input, constant_values, paddings):
 
 PAD = register(OpDef(
     name="PadV2", args=("input", "constant_values"), infer=_pad_infer, eager=_pad_kernel,
-    emit="np.pad",
     # TensorFlow gives constant_values no gradient.
     grad=lambda ctx, dy: (_unpad(dy, ctx.attrs["paddings"], ctx.shapes[0]), None)))
 
@@ -441,10 +439,10 @@ MIRROR_PAD = register(OpDef(
     name="MirrorPad", args=("input",), infer=_mirror_pad_infer,
     eager=lambda input, paddings, mode: np.pad(input, paddings, mode=mode.lower())
     if paddings else np.array(input),
-    emit="np.pad", grad=lambda ctx, dy: (bind(MIRROR_PAD_GRAD, (dy,), ctx.attrs),)))
+    grad=lambda ctx, dy: (bind(MIRROR_PAD_GRAD, (dy,), ctx.attrs),)))
 MIRROR_PAD_GRAD = register(OpDef(
     name="MirrorPadGrad", args=("dy",), infer=_mirror_pad_grad_infer,
-    eager=_mirror_pad_grad_kernel, emit="mirror_pad_grad",
+    eager=_mirror_pad_grad_kernel,
     grad=lambda ctx, g: (bind(MIRROR_PAD, (g,), ctx.attrs),)))
 
 
@@ -545,11 +543,10 @@ class _Aval:
 
 STRIDED_SLICE = register(OpDef(
     name="StridedSlice", args=("input",), infer=_slice_infer,
-    eager=lambda input, key: np.asarray(input)[_numpy_key(key)], emit="strided_slice",
+    eager=lambda input, key: np.asarray(input)[_numpy_key(key)],
     grad=lambda ctx, dy: (scatter_slice_to_input(dy, ctx, ctx.attrs["key"]),)))
 STRIDED_SLICE_GRAD = register(OpDef(
     name="StridedSliceGrad", args=("dy",), infer=_slice_grad_infer, eager=_slice_grad_kernel,
-    emit="strided_slice_grad",
     grad=lambda ctx, g: (bind(STRIDED_SLICE, (g,), {"key": ctx.attrs["key"]}),)))
 
 
@@ -623,7 +620,7 @@ def _slice_op_grad(ctx, dy):
 
 SLICE = register(OpDef(
     name="Slice", args=("input", "begin", "size"), infer=_slice_op_infer,
-    eager=_slice_op_kernel, emit="slice", saves=("begin",), grad=_slice_op_grad))
+    eager=_slice_op_kernel, saves=("begin",), grad=_slice_op_grad))
 
 
 def _pad_to_infer(input, paddings, hint):
@@ -653,7 +650,7 @@ def _pad_to_grad(ctx, dy):
 
 PAD_TO = register(OpDef(
     name="Pad", args=("input", "paddings"), infer=_pad_to_infer, eager=_pad_to_kernel,
-    emit="pad", saves=("paddings",), grad=_pad_to_grad))
+    saves=("paddings",), grad=_pad_to_grad))
 
 
 def _slice_index_infer(input, index, dim):
@@ -674,7 +671,7 @@ def _slice_index_kernel(input, index, dim):
 # `dim`, as TensorFlow's StridedSlice does; a gather then takes the row.
 SLICE_INDEX = register(OpDef(
     name="StridedSliceIndex", args=("input", "index"), infer=_slice_index_infer,
-    eager=_slice_index_kernel, emit="slice_index", differentiable=False))
+    eager=_slice_index_kernel, differentiable=False))
 
 
 def _reverse_infer(tensor, axis):
@@ -691,7 +688,7 @@ def _reverse_infer(tensor, axis):
 
 REVERSE = register(OpDef(
     name="ReverseV2", args=("tensor",), infer=_reverse_infer,
-    eager=lambda tensor, axis: np.flip(tensor, axis) if axis else tensor, emit="np.flip",
+    eager=lambda tensor, axis: np.flip(tensor, axis) if axis else tensor,
     grad=lambda ctx, dy: (reverse(dy, ctx.attrs["axis"]),)))
 
 
@@ -806,7 +803,7 @@ def _gather_grad_unknown_size(ctx, dy, axis, batch_dims):
 
 GATHER = register(OpDef(
     name="GatherV2", args=("params", "indices"), infer=_gather_infer, eager=_gather_kernel,
-    emit="np.take", saves=("params", "indices"), grad=_gather_grad))
+    saves=("params", "indices"), grad=_gather_grad))
 
 
 def _segment_sum_infer(data, segment_ids, num_segments):
@@ -845,7 +842,7 @@ def _segment_sum_grad(ctx, dy):
 
 SEGMENT_SUM = register(OpDef(
     name="UnsortedSegmentSum", args=("data", "segment_ids"), infer=_segment_sum_infer,
-    eager=_segment_sum_kernel, emit="np.add.at", saves=("segment_ids",),
+    eager=_segment_sum_kernel, saves=("segment_ids",),
     grad=_segment_sum_grad))
 
 
@@ -900,7 +897,7 @@ def _gather_nd_kernel(params, indices, batch_dims):
 
 GATHER_ND = register(OpDef(
     name="GatherNd", args=("params", "indices"), infer=_gather_nd_infer,
-    eager=_gather_nd_kernel, emit="gather_nd", saves=("indices",),
+    eager=_gather_nd_kernel, saves=("indices",),
     grad=lambda ctx, dy: (_gather_nd_grad(ctx, dy), None)))
 
 
@@ -936,7 +933,7 @@ def _scatter_nd_kernel(indices, updates, shape):
 
 SCATTER_ND = register(OpDef(
     name="ScatterNd", args=("indices", "updates"), infer=_scatter_nd_infer,
-    eager=_scatter_nd_kernel, emit="scatter_nd", saves=("indices",),
+    eager=_scatter_nd_kernel, saves=("indices",),
     grad=lambda ctx, dy: (None, gather_nd(dy, ctx.indices))))
 
 
@@ -968,7 +965,7 @@ def _tensor_scatter_add_kernel(tensor, indices, updates):
 TENSOR_SCATTER_ADD = register(OpDef(
     name="TensorScatterAdd", args=("tensor", "indices", "updates"),
     infer=_tensor_scatter_add_infer, eager=_tensor_scatter_add_kernel,
-    emit="tensor_scatter_add", saves=("indices",),
+    saves=("indices",),
     grad=lambda ctx, dy: (dy, None, gather_nd(dy, ctx.indices))))
 
 
@@ -988,7 +985,7 @@ def _where_infer(condition):
 
 WHERE = register(OpDef(
     name="Where", args=("condition",), infer=_where_infer, differentiable=False,
-    eager=lambda condition: np.argwhere(condition).astype(np.int64), emit="np.argwhere"))
+    eager=lambda condition: np.argwhere(condition).astype(np.int64)))
 
 
 def _query_infer(shape_of):
@@ -1007,15 +1004,15 @@ def _shape_infer(input, out_type):
 SHAPE = register(OpDef(
     name="Shape", args=("input",), infer=_shape_infer,
     eager=lambda input, out_type: np.array(np.shape(input), dtype=out_type._np),
-    emit="np.shape", differentiable=False))
+    differentiable=False))
 SIZE = register(OpDef(
     name="Size", args=("input",), infer=_query_infer(lambda s: ()),
     eager=lambda input, out_type: np.array(np.size(input), dtype=out_type._np),
-    emit="np.size", differentiable=False))
+    differentiable=False))
 RANK = register(OpDef(
     name="Rank", args=("input",), infer=_query_infer(lambda s: ()),
     eager=lambda input, out_type: np.array(np.ndim(input), dtype=out_type._np),
-    emit="np.ndim", differentiable=False))
+    differentiable=False))
 
 
 def _one_hot_infer(indices, depth, on_value, off_value, axis, dtype):
@@ -1046,7 +1043,7 @@ def _one_hot_kernel(indices, depth, on_value, off_value, axis, dtype):
 
 ONE_HOT = register(OpDef(
     name="OneHot", args=("indices",), infer=_one_hot_infer, eager=_one_hot_kernel,
-    emit="one_hot", differentiable=False))
+    differentiable=False))
 
 
 # -- public wrappers ------------------------------------------------------------------------
