@@ -19,3 +19,9 @@ random_streams = contextvars.ContextVar("tapeflow_random_streams", default=None)
 
 # The tf.name_scope prefix ("outer/inner/", "" at the top) that new Variables' names get.
 name_scope = contextvars.ContextVar("tapeflow_name_scope", default="")
+
+# The innermost interpreter that bind() hands each op to (ops/registry.py Interpreter):
+# graph/trace.py's graph builder while a function is traced, ops/batching.py's while a
+# vectorized backward walk runs, each holding the one it covers as `parent`. None: the
+# eager interpreter, which runs ops at once.
+interpreter = contextvars.ContextVar("tapeflow_interpreter", default=None)

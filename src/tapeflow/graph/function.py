@@ -18,7 +18,8 @@ from .. import context, dtypes, nest
 from ..config import settings
 from ..ops.draws import draws, drawn_outputs
 from ..ops.random import nested_draws, streams
-from ..ops.registry import OpDef, batching, never_bound, record
+from ..ops.batching import Batched
+from ..ops.registry import OpDef, never_bound, record
 from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor, wrap
 from .execute import run_graph
 from .ir import Graph
@@ -468,8 +469,8 @@ class ConcreteFunction:
 
     def _run(self, inputs):
         compiled = self._compiled
-        if (compiled is not None and not context.recording_tapes.get() and not batching.depth
-                and context.current_graph.get() is None
+        if (compiled is not None and not context.recording_tapes.get()
+                and context.interpreter.get() is None
                 and not context.variable_watchers.get()):
             return self._call_compiled(compiled, inputs)
         variables = self.graph.variables
@@ -484,7 +485,7 @@ class ConcreteFunction:
                 if new is not old:
                     var.assign(new)
             return outputs
-        if batching.depth and any(type(x) is batching.kind for x in inputs):
+        if any(type(x) is Batched for x in inputs):
             return self._call_vectorized(inputs, var_values)
         tapes = context.recording_tapes.get()
         if tapes and self._split_calls and not self.graph.has_custom_gradient and _watched_by(
@@ -518,7 +519,7 @@ class ConcreteFunction:
         """A call on Batched inputs (a vectorized backward walk passing through this
         function): runs the function's vectorized form, traced once per batch layout and
         compiled like any trace. Outputs come back Batched."""
-        kind = batching.kind
+        kind = Batched
         layout = tuple(x.batch_size if type(x) is kind else None for x in inputs)
         vectorized_fn = self._vectorized.get(layout)
         if vectorized_fn is None:
@@ -528,7 +529,7 @@ class ConcreteFunction:
 
     def _trace_vectorized(self, inputs, layout):
         from ..ops.batching import stacked, vectorized
-        kind = batching.kind
+        kind = Batched
         batch = next(b for b in layout if b is not None)
         graph = Graph(f"{self.graph.name}_vectorized")
         with tracing(graph):

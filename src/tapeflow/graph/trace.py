@@ -7,6 +7,7 @@ import sys
 
 from .. import context
 from ..errors import InvalidArgumentError, OpError
+from ..ops.registry import Interpreter, interpreting, record
 from ..tensor import Symbolic
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,13 +47,53 @@ def warn(message, category=RuntimeWarning):
     warnings.warn_explicit(message, category, filename, lineno)
 
 
+class GraphBuilder(Interpreter):
+    """The interpreter that traces: an op on a value of `graph` (or of a graph it is
+    nested in), and a stateful op, becomes a node of `graph`; an op on constants alone
+    is folded, run at once by the interpreter below, unless its result is large."""
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def process(self, op, inputs, attrs):
+        graph = self.graph
+        for x in inputs:
+            if x._value is None and not isinstance(x, Symbolic):
+                # A value of an interpreter below (a Batched stack: a vectorized walk
+                # passing through a branch traced here): its rule binds ops on the
+                # stack, which come back here.
+                return self.parent.process(op, inputs, attrs)
+        if (op.stateful or any([x._value is None or x._id in graph.lift_ids for x in inputs])
+                or _too_big_to_fold(op, inputs, attrs)):
+            return bind_symbolic(graph, op, inputs, attrs)
+        return self.parent.process(op, inputs, attrs)
+
+
+_FOLD_LIMIT = 1 << 16  # elements
+
+
+def _too_big_to_fold(op, inputs, attrs):
+    """A graph should not carry (and pass on every call) a 16 MB array of ones that a
+    broadcast node makes in the kernel for free. Checks the inputs (infer) as a traced
+    op's: TensorFlow would build the op into the graph."""
+    avals = infer_traced(op, inputs, attrs)
+    for shape, _ in ([avals] if op.n_out == 1 else avals):
+        size = 1
+        for d in shape:
+            size *= d if d is not None else _FOLD_LIMIT
+        if size > _FOLD_LIMIT:
+            return True
+    return False
+
+
 @contextlib.contextmanager
 def tracing(graph):
     """Ops bound inside build nodes of `graph`; tapes from outside do not see them."""
     graph_token = context.current_graph.set(graph)
     tapes_token = context.recording_tapes.set(())
     try:
-        yield graph
+        with interpreting(GraphBuilder(graph)):
+            yield graph
     finally:
         context.recording_tapes.reset(tapes_token)
         context.current_graph.reset(graph_token)
@@ -64,9 +105,11 @@ def init_scope():
     run once, when the variable is created, not at every call of the function."""
     graph_token = context.current_graph.set(None)
     tapes_token = context.recording_tapes.set(())
+    interpreter_token = context.interpreter.set(None)
     try:
         yield
     finally:
+        context.interpreter.reset(interpreter_token)
         context.recording_tapes.reset(tapes_token)
         context.current_graph.reset(graph_token)
 
@@ -133,6 +176,5 @@ def bind_symbolic(graph, op, inputs, attrs):
     if op.differentiable:
         tapes = context.recording_tapes.get()
         if tapes:
-            from ..ops.registry import record
             record(op, attrs, inputs, outputs, tapes)
     return outputs[0] if op.n_out == 1 else list(outputs)

@@ -9,7 +9,6 @@ into a graph inside `@function`, and is recorded by outer tapes (Hessians).
 """
 
 import contextlib
-import threading
 
 from ..errors import InvalidArgumentError
 from ..tensor import ValuelessTensor, _next_id
@@ -90,24 +89,24 @@ def batch_bind(op, inputs, attrs):
     return rule(op, inputs, attrs, batch)
 
 
-registry.batching.bind = batch_bind
-registry.batching.kind = Batched
+class BatchingInterpreter(registry.Interpreter):
+    """Runs an op with a Batched input by its batching rule, once on the stacks; the
+    rule binds ordinary ops on them, which go to the interpreter below (eager, or a
+    graph builder: a jacobian inside tf.function), as do ops on no Batched input."""
 
-_depth_lock = threading.Lock()
+    def process(self, op, inputs, attrs):
+        for x in inputs:
+            if type(x) is Batched:
+                return batch_bind(op, inputs, attrs)
+        return self.parent.process(op, inputs, attrs)
 
 
 @contextlib.contextmanager
 def vectorized():
-    """Turns on bind()'s check for Batched inputs for the duration (it costs nothing
-    while no vectorized walk runs in any thread)."""
+    """Ops bound in the block that take a Batched input run their batching rule."""
     from . import batch_rules  # noqa: F401  (registers the rules)
-    with _depth_lock:
-        registry.batching.depth += 1
-    try:
+    with registry.interpreting(BatchingInterpreter()):
         yield
-    finally:
-        with _depth_lock:
-            registry.batching.depth -= 1
 
 
 def stacked(x, batch):

@@ -12,7 +12,8 @@ from ..errors import UnimplementedError
 from ..tensor import Symbolic, _Operators, convert_to_tensor
 from .draws import (draw_variables, drawn_outputs, export_branch_draws, export_loop_draws,
                     saved_draws)
-from .registry import OpDef, batching, never_bound, record
+from .batching import Batched
+from .registry import OpDef, never_bound, record
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ def _truth(pred, what):
 
 
 def _is_batched(x):
-    return batching.kind is not None and type(x) is batching.kind
+    return type(x) is Batched
 
 
 def _in_graph(x):
@@ -220,7 +221,7 @@ def _graph_cond(pred, true_fn, false_fn):
     n_user = len(outputs) - len(assigned) - len(draw_avals)
     for var, value in zip(assigned, outputs[n_user:]):
         var.assign(value)
-    outputs = [batching.kind(o) if b else o for o, b in zip(outputs[:n_user], batched)]
+    outputs = [Batched(o) if b else o for o, b in zip(outputs[:n_user], batched)]
     return nest.pack_sequence_as(then_result, outputs)
 
 
@@ -589,7 +590,7 @@ def _batched_while(cond, body, values, positions, size):
     body seeing Batched values again."""
     from .batching import stacked
     structure, flat = values, nest.flatten(values)
-    kind = batching.kind
+    kind = Batched
     while True:
         def unstacked(xs, positions=positions):
             return nest.pack_sequence_as(structure, [kind(x) if i in positions else x

@@ -1,5 +1,6 @@
 """The op table: one frozen OpDef per op, and bind(), the one entry point that runs an op."""
 
+import contextlib
 import warnings
 from dataclasses import dataclass, field
 from typing import Callable
@@ -216,41 +217,57 @@ def record(op, attrs, inputs, outputs, tapes):
             watched.add(y._id)
 
 
-class _Batching:
-    """Set by ops/batching.py: while `depth` > 0 a vectorized backward walk runs (in some
-    thread), and bind() hands ops on `kind` (Batched) inputs to `bind`."""
+class Interpreter:
+    """What bind() hands each op to: the innermost of a stack kept per thread and task
+    (context.interpreter). Each one's process(op, inputs, attrs) -> outputs decides
+    whether the inputs are its own (symbolic values for a graph builder, Batched stacks
+    for the batching interpreter) and otherwise hands the op to `parent`, the interpreter
+    it was pushed over; the eager interpreter at the bottom runs every op it gets."""
 
-    depth = 0
-    kind = None
-    bind = None
+    parent = None
 
 
-batching = _Batching()
+class EagerInterpreter(Interpreter):
+    """The bottom of the stack: runs the op's NumPy kernel at once; tapes record it."""
+
+    @staticmethod
+    def process(op, inputs, attrs):
+        return run_eagerly(op, inputs, attrs)
+
+
+EAGER = EagerInterpreter()
+
+
+@contextlib.contextmanager
+def interpreting(interpreter):
+    """Makes `interpreter` the innermost one (bind() hands it every op) for the block,
+    over the one that was innermost, which becomes its parent."""
+    interpreter.parent = context.interpreter.get() or EAGER
+    token = context.interpreter.set(interpreter)
+    try:
+        yield interpreter
+    finally:
+        context.interpreter.reset(token)
 
 
 def bind(op, inputs, attrs=_NO_ATTRS):
-    """Runs `op` on Tensors `inputs`: infer (checks), the NumPy kernel, then tape records.
+    """Runs `op` on Tensors `inputs` by the innermost interpreter: eagerly (infer's
+    checks, the NumPy kernel, then tape records) unless one was pushed over that: while
+    a tf.function is being traced, the graph builder makes ops on symbolic inputs graph
+    nodes; inside a vectorized backward walk, an op on a Batched input runs its batching
+    rule."""
+    interpreter = context.interpreter.get()
+    if interpreter is None:  # eager: the hot path, without a method call
+        return run_eagerly(op, inputs, attrs)
+    return interpreter.process(op, inputs, attrs)
 
-    While a tf.function is being traced, an op on symbolic inputs (or a stateful op)
-    becomes a graph node instead; ops on constants alone still run, folding them.
-    Inside a vectorized backward walk, an op on a Batched input runs its batching rule.
-    """
-    if batching.depth:
-        kind = batching.kind
-        for x in inputs:
-            if type(x) is kind:
-                return batching.bind(op, inputs, attrs)
-    graph = context.current_graph.get()
-    if graph is not None and (op.stateful or any(
-            [x._value is None or x._id in graph.lift_ids for x in inputs])
-            or _too_big_to_fold(op, inputs, attrs)):
-        from ..graph.trace import bind_symbolic
-        return bind_symbolic(graph, op, inputs, attrs)
-    if graph is None:  # while tracing, _too_big_to_fold has checked the inputs
-        if attrs:
-            op.infer(*inputs, **attrs)
-        else:  # the common case, without building keyword dicts
-            op.infer(*inputs)
+
+def run_eagerly(op, inputs, attrs=_NO_ATTRS):
+    """The eager interpreter's work: infer (checks), the NumPy kernel, tape records."""
+    if attrs:
+        op.infer(*inputs, **attrs)
+    else:  # the common case, without building keyword dicts
+        op.infer(*inputs)
     try:
         if attrs:
             result = op.eager(*[x._value for x in inputs], **attrs)
@@ -273,25 +290,6 @@ def bind(op, inputs, attrs=_NO_ATTRS):
         if tapes:
             record(op, attrs, inputs, outputs, tapes)
     return out
-
-
-_FOLD_LIMIT = 1 << 16  # elements
-
-
-def _too_big_to_fold(op, inputs, attrs):
-    """While tracing, an op on constants runs at once (folding it), unless its result is
-    large: a graph should not carry (and pass on every call) a 16 MB array of ones that a
-    broadcast node makes in the kernel for free. Checks the inputs (infer) as a traced
-    op's: TensorFlow would build the op into the graph."""
-    from ..graph.trace import infer_traced
-    avals = infer_traced(op, inputs, attrs)
-    for shape, _ in ([avals] if op.n_out == 1 else avals):
-        size = 1
-        for d in shape:
-            size *= d if d is not None else _FOLD_LIMIT
-        if size > _FOLD_LIMIT:
-            return True
-    return False
 
 
 def _out_of_memory(op, inputs, attrs):
