@@ -24,7 +24,7 @@ with warnings.catch_warnings(record=True) as caught:
     again = f(x).numpy().tolist()
 print(json.dumps({
     "first": first, "again": again, "compiled": compiled,
-    "key": concrete._compiled.cache_key if compiled else None,
+    "key": concrete._compilation.kernel.cache_key if compiled else None,
     "warnings": [str(w.message) for w in caught
                  if "tapeflow" in str(w.message) or "tf.function" in str(w.message)]}))
 '''

@@ -118,7 +118,7 @@ def test_a_compile_that_fails_is_kept_and_warned_once_in_sync_and_tiered_mode(mo
             assert not concrete.wait_compiled()
             np.testing.assert_allclose(f(x).numpy(), [3.0, 5.0])
         assert len([w for w in record if "compiling it failed" in str(w.message)]) == 1
-        assert isinstance(concrete._compile_error, RuntimeError)
+        assert isinstance(concrete._compilation.error, RuntimeError)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -194,7 +194,7 @@ def test_a_deleted_functions_kernel_module_is_freed(monkeypatch):
     f = tf.function(lambda x: tf.exp(x) * 0.5 + x)
     x = tf.constant([0.0, 1.0])
     np.testing.assert_allclose(f(x).numpy(), [0.5, np.e / 2 + 1], rtol=1e-6)
-    key = f.get_concrete_function(x)._compiled.cache_key
+    key = f.get_concrete_function(x)._compilation.kernel.cache_key
     module = weakref.ref(cache._modules[cache.module_name(key)][0])
     assert cache.module_name(key) not in sys.modules
     del f

@@ -63,7 +63,7 @@ def _kernel(expression):
         f = tf.function(eval("lambda x: " + expression))  # noqa: S307 - the test's text
         concrete = f.get_concrete_function(tf.constant([1.0, 2.0, 4.0]))
         source = concrete.kernel_source  # compiles it
-        return concrete._compiled.cache_key, source
+        return concrete._compilation.kernel.cache_key, source
     finally:
         settings.compile_mode = saved
 

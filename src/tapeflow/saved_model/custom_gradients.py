@@ -9,7 +9,7 @@ saved).
 """
 
 from ..autodiff.tape import GradientTape
-from ..graph.function import _without_nones
+from ..graph.function_gradients import without_nones
 from ..graph.identity_n import identity_n
 from ..graph.ir import Graph, Node
 from ..graph.trace import tracing
@@ -78,6 +78,6 @@ def _traced_gradient(entry, results):
                  if isinstance(g, Symbolic) and g.graph is not gradient else g
                  for g in entry.op.grad(entry, *dys)]
     gradient.inputs = dys + [placeholder for placeholder, _ in gradient.captures]
-    gradient.outputs, slots = _without_nones(grads)
+    gradient.outputs, slots = without_nones(grads)
     gradient.closed = True
     return gradient, slots, [outer for _, outer in gradient.captures]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from .. import nest
 from ..errors import InvalidArgumentError
-from ..graph.function import TensorSpec, _signature_of
+from ..graph.signature import TensorSpec, trace_key_of
 from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor
 
 
@@ -135,7 +135,7 @@ def _matching_tensors(params, arguments, convert):
                 if t is None:
                     return None
                 flat.append(t)
-            elif _signature_of(v) != _signature_of(spec):
+            elif trace_key_of(v) != trace_key_of(spec):
                 return None
     return flat
 

@@ -1,0 +1,173 @@
+"""A trace's compiled tier: the background compile worker, its care across fork(), and
+what a failed compile tells the user (the NumPy interpreter answers meanwhile)."""
+
+import os
+import queue
+import sys
+import threading
+import time
+import weakref
+
+from ..config import settings
+from .trace import warn
+
+
+class _CompileWorker:
+    """One daemon thread that runs the background compiles, in order. Starting a thread
+    per trace cost the call that started it about 0.15 ms (a thread's start waits for the
+    thread to run); queueing a job costs microseconds. Numba compiles one function at a
+    time anyway (its compiler lock). A daemon, so that exiting never waits for a compile."""
+
+    def __init__(self):
+        self._jobs = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._pid = None  # the process whose thread it is: a forked child starts its own
+
+    def submit(self, job):
+        self._jobs.put(job)
+        if self._pid != os.getpid():
+            with self._lock:
+                if self._pid != os.getpid():
+                    threading.Thread(target=self._run, daemon=True,
+                                     name="tapeflow-compile").start()
+                    self._pid = os.getpid()
+
+    def _run(self):
+        while True:
+            job = self._jobs.get()
+            try:
+                job()
+            except Exception:  # noqa: BLE001, S112 - compile() records its failures;
+                continue  # nothing else may stop the compiles queued after this one
+
+
+_compile_worker = _CompileWorker()
+# Compilations queued or running. A forked child has no worker thread and none of the
+# parent's other threads, so it starts these again itself.
+_unfinished = weakref.WeakSet()
+
+
+def _numba_compiler_lock():
+    module = sys.modules.get("numba.core.compiler_lock")  # None until a compile started
+    return None if module is None else module.global_compiler_lock
+
+
+def _before_fork():
+    """Waits for a Numba compile in progress: a child made while another thread holds
+    Numba's compiler lock could never compile (nor load a cached kernel)."""
+    lock = _numba_compiler_lock()
+    if lock is not None:
+        lock.acquire()
+
+
+def _after_fork_in_parent():
+    lock = _numba_compiler_lock()
+    if lock is not None:
+        lock.release()
+
+
+def _after_fork_in_child():
+    _after_fork_in_parent()
+    _compile_worker.__init__()
+    for compilation in list(_unfinished):
+        compilation.restart_after_fork()
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
+
+
+class Compilation:
+    """The compiled kernel of one graph: None until compiled (`kernel`), or the reason it
+    never will be (`error`). settings.compile_mode picks when: "sync" at the first call,
+    "tiered" in the background after the first call's interpreted answer, "off" never."""
+
+    def __init__(self, graph, name):
+        self.graph = graph
+        self.name = name
+        self.kernel = None
+        self.error = None
+        self._done = None  # a threading.Event, once a background compile is queued
+        self._lock = threading.Lock()          # starting the background compile
+        self._compile_lock = threading.Lock()  # the compile itself: calls never wait on it
+
+    def for_this_call(self):
+        """The kernel a call runs: compiled now in "sync" mode, else whatever is ready."""
+        if self.kernel is None and self.error is None and settings.compile_mode == "sync":
+            self.compile()
+        return self.kernel
+
+    def start_in_background(self):
+        if settings.compile_mode in ("off", "sync") or self.error is not None:
+            return
+        with self._lock:
+            if self._done is None and self.kernel is None:
+                self._done = threading.Event()
+                _unfinished.add(self)
+                _compile_worker.submit(self._compile_in_background)
+
+    def _compile_in_background(self):
+        try:
+            # Hand the interpreter lock back first: the call that queued this compile
+            # returns its answer now instead of after this thread's first time slice.
+            time.sleep(0.001)
+            self.compile()
+        finally:
+            self._done.set()
+            _unfinished.discard(self)
+
+    def restart_after_fork(self):
+        """In a forked child: the threads that held these locks or ran the compile are
+        gone. The next call (or wait) queues the compile again here."""
+        self._lock = threading.Lock()
+        self._compile_lock = threading.Lock()
+        if self.kernel is None and self.error is None:
+            self._done = None
+        else:
+            self._done = threading.Event()
+            self._done.set()
+            _unfinished.discard(self)
+
+    def compile(self):
+        _unfinished.add(self)
+        try:
+            with self._compile_lock:
+                self._compile_now()
+        finally:
+            _unfinished.discard(self)
+
+    def _compile_now(self):
+        if self.kernel is not None or self.error is not None:
+            return
+        try:
+            from ..backends.numba_cpu import Unsupported, compile_graph
+        except ImportError as e:  # no compiled backend available: interpret
+            self.error = e
+            return
+        try:
+            self.kernel = compile_graph(self.graph)
+        except Unsupported as e:
+            self.error = e
+            if any(node.op.name == "PrintV2" for node in self.graph.all_nodes()):
+                return  # documented: printing functions run on NumPy
+            warn(f"tf.function {self.name} runs with NumPy kernels, not compiled: {e}")
+        except Exception as e:  # noqa: BLE001 - kept and shown: the NumPy kernels answer
+            self.error = e
+            warn(f"tf.function {self.name} runs with NumPy kernels: compiling it failed "
+                 f"with {type(e).__name__}: {e}")
+
+    def wait(self, timeout=None):
+        """Blocks until the background compile (if any) finished; True if compiled."""
+        self.start_in_background()
+        done = self._done
+        if done is not None and self.kernel is None and self.error is None:
+            done.wait(timeout)
+        return self.kernel is not None
+
+    @property
+    def source(self):
+        if self.kernel is None and self.error is None:
+            self.compile()
+        if self.kernel is None:
+            raise ValueError(f"{self.name} is not compiled: {self.error}")
+        return self.kernel.source
