@@ -3,26 +3,42 @@
 A rule receives the op's inputs (some Batched: a leading axis of size `batch` stacked
 behind a per-example shape) and returns its outputs, Batched. Most rules move the op's
 axes one place to the right; ops that address positions (gather, scatter, segment sums)
-get the batch position as one more index coordinate. Elementwise ops share one rule.
+get the batch position as one more index coordinate. Each rule is attached to its
+OpDefs (`@batches(MATMUL)`: OpDef.batch); elementwise ops and reductions without one
+get elementwise_rule and reduction_rule, by their flags.
 """
 
 import numpy as np
 
-from .batching import Batched, NotBatchable, batch_rule, stacked
-from .registry import OPS, bind
+from .batching import Batched, NoVectorizedForm, NotBatchable, batches, stacked
+from .creation import CONST_FILL, EYE, FILL, LINSPACE, ONES_LIKE, RANGE, ZEROS_LIKE
+from .dynamic import DYNAMIC_BROADCAST_TO, DYNAMIC_RESHAPE, DYNAMIC_STRIDED_SLICE_GRAD
+from .elementwise import ADD, CLIP_BY_VALUE, GREATER, IDENTITY, MUL, NEG, RELU_GRAD, SELECT
+from .linalg import (BATCH_MATMUL, EINSUM, MATMUL, MATRIX_DETERMINANT, MATRIX_DIAG,
+                     MATRIX_DIAG_PART, MATRIX_INVERSE, MATRIX_SOLVE, UNARY_EINSUM)
+from .lists import TENSOR_LIST_POP_BACK, TENSOR_LIST_PUSH_BACK
+from .nn import BIAS_ADD, L2_LOSS, LOG_SOFTMAX, SOFTMAX, SOFTMAX_XENT, SPARSE_SOFTMAX_XENT
+from .random import (RANDOM_SHUFFLE, RANDOM_STANDARD_NORMAL, RANDOM_UNIFORM, RANDOM_UNIFORM_INT,
+                     TRUNCATED_NORMAL)
+from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM
+from .shape import (BROADCAST_TO, CONCAT, EXPAND_DIMS, GATHER, GATHER_ND, MIRROR_PAD,
+                    MIRROR_PAD_GRAD, ONE_HOT, PACK, PAD, PAD_TO, RANK, RESHAPE, REVERSE, SCATTER_ND,
+                    SEGMENT_SUM, SHAPE, SIZE, SLICE, SLICE_INDEX, SPLIT, SQUEEZE, STRIDED_SLICE,
+                    STRIDED_SLICE_GRAD, TENSOR_SCATTER_ADD, TILE, TRANSPOSE, UNPACK, WHERE)
+from .registry import bind
 
 
-def _bind(name, inputs, **attrs):
-    return bind(OPS[name], list(inputs), attrs)
+def _bind(op, inputs, **attrs):
+    return bind(op, list(inputs), attrs)
 
 
 def _reshape(x, shape):
-    return x if tuple(x._shape) == tuple(shape) else _bind("Reshape", [x], shape=tuple(shape))
+    return x if tuple(x._shape) == tuple(shape) else _bind(RESHAPE, [x], shape=tuple(shape))
 
 
 def _transpose(x, perm):
     perm = tuple(perm)
-    return x if perm == tuple(range(len(perm))) else _bind("Transpose", [x], perm=perm)
+    return x if perm == tuple(range(len(perm))) else _bind(TRANSPOSE, [x], perm=perm)
 
 
 def _axis(axis, rank):
@@ -35,7 +51,7 @@ def _padded(x, rank, batch):
     dimensions and broadcasts against per-example values of that rank."""
     inner = x.inner
     for _ in range(rank - len(x._shape)):
-        inner = _bind("ExpandDims", [inner], axis=1)
+        inner = _bind(EXPAND_DIMS, [inner], axis=1)
     return inner
 
 
@@ -54,7 +70,7 @@ def _full(x, shape, batch):
         return inner
     if inner is None or None in target:
         raise NotBatchable(f"broadcasting to {list(shape)}, a shape known only at run time")
-    return _bind("BroadcastTo", [inner], shape=target)
+    return _bind(BROADCAST_TO, [inner], shape=target)
 
 
 def _out(result, op):
@@ -66,6 +82,8 @@ def _out(result, op):
 # -- elementwise ----------------------------------------------------------------------------
 
 def elementwise_rule(op, inputs, attrs, batch):
+    """Every elementwise op's: per-example values broadcast against the stacks once
+    these get size-1 axes after the batch axis."""
     if not op.broadcasts:  # TensorFlow's *Grad helpers: (primal, dy) of one shape
         d = op.args.index("dy")
         primal, dy = inputs[1 - d], inputs[d]
@@ -73,13 +91,13 @@ def elementwise_rule(op, inputs, attrs, batch):
             return _helper_on_cotangents(op, primal, dy, d, attrs)
         shape = inputs[0]._shape
         return Batched(bind(op, [_full(x, shape, batch) for x in inputs], attrs))
-    if op.name == "ClipByValue":
+    if op is CLIP_BY_VALUE:
         # The bounds broadcast against t, never t against them: t is stacked in full.
         t, bounds = inputs[0], inputs[1:]
         rank = len(t._shape)
         return Batched(bind(op, [_full(t, t._shape, batch)] + [
             _padded(x, rank, batch) if type(x) is Batched else x for x in bounds], attrs))
-    if op.name == "Mul":
+    if op is MUL:
         a, b = inputs
         if type(a) is Batched and type(b) is not Batched and len(b._shape) <= len(a._shape):
             return _scaled(a, b)
@@ -88,7 +106,7 @@ def elementwise_rule(op, inputs, attrs, batch):
     rank = max(len(x._shape) for x in inputs)
     args = [_padded(x, rank, batch) if type(x) is Batched else x for x in inputs]
     out = Batched(bind(op, args, attrs))
-    if op.name in ("Neg", "Identity") and inputs[0].diagonal is not None:
+    if (op is NEG or op is IDENTITY) and inputs[0].diagonal is not None:
         out.diagonal = bind(op, [inputs[0].diagonal], attrs)
     return out
 
@@ -98,20 +116,20 @@ def _helper_on_cotangents(op, primal, dy, d, attrs):
     computed once, unbatched (op(primal, 1)), rather than on B copies of the primal.
     ReluGrad selects instead of multiplying, so that an inf or NaN cotangent where the
     primal is not positive still gives 0, as the op does."""
-    if op.name == "ReluGrad":
-        positive = _bind("Greater", [primal, _zero(primal)])
-        return Batched(_bind("SelectV2", [positive, dy.inner, _bind("ZerosLike", [dy.inner])]))
-    ones = _bind("OnesLike", [primal])
+    if op is RELU_GRAD:
+        positive = _bind(GREATER, [primal, _zero(primal)])
+        return Batched(_bind(SELECT, [positive, dy.inner, _bind(ZEROS_LIKE, [dy.inner])]))
+    ones = _bind(ONES_LIKE, [primal])
     return _scaled(dy, bind(op, [primal, ones] if d == 1 else [ones, primal], attrs))
 
 
 def _scaled(x, factor):
     """x (Batched) times an unbatched factor that broadcasts to x's per-example shape;
     a diagonal stack stays diagonal."""
-    out = Batched(_bind("Mul", [x.inner, factor]))
+    out = Batched(_bind(MUL, [x.inner, factor]))
     if x.diagonal is not None and None not in x._shape + factor._shape and (
             np.broadcast_shapes(x._shape, factor._shape) == x._shape):
-        out.diagonal = _bind("Mul", [x.diagonal, factor])
+        out.diagonal = _bind(MUL, [x.diagonal, factor])
     return out
 
 
@@ -120,12 +138,12 @@ def _zero(x):
     return wrap(np.zeros((), dtype=x.dtype._np))
 
 
-@batch_rule("ZerosLike", "OnesLike")
+@batches(ZEROS_LIKE, ONES_LIKE)
 def _like(op, inputs, attrs, batch):
     return Batched(bind(op, [inputs[0].inner], attrs))
 
 
-@batch_rule("Fill")
+@batches(FILL)
 def _fill(op, inputs, attrs, batch):
     shape = tuple(attrs["shape"])
     return Batched(_full(inputs[0], shape, batch))
@@ -133,7 +151,7 @@ def _fill(op, inputs, attrs, batch):
 
 # -- shapes ---------------------------------------------------------------------------------
 
-@batch_rule("Reshape")
+@batches(RESHAPE)
 def _reshape_rule(op, inputs, attrs, batch):
     return _reshaped(inputs[0], _reshape(inputs[0].inner, (batch,) + tuple(attrs["shape"])))
 
@@ -146,20 +164,20 @@ def _reshaped(x, inner):
     return out
 
 
-@batch_rule("Transpose")
+@batches(TRANSPOSE)
 def _transpose_rule(op, inputs, attrs, batch):
     rank = len(inputs[0]._shape)
     return Batched(_transpose(inputs[0].inner, [0] + [_axis(p, rank) for p in attrs["perm"]]))
 
 
-@batch_rule("ExpandDims")
+@batches(EXPAND_DIMS)
 def _expand_dims(op, inputs, attrs, batch):
     rank = len(inputs[0]._shape) + 1
     return _reshaped(inputs[0], bind(op, [inputs[0].inner],
                                      {"axis": _axis(attrs["axis"], rank)}))
 
 
-@batch_rule("Squeeze")
+@batches(SQUEEZE)
 def _squeeze(op, inputs, attrs, batch):
     (x,) = inputs
     from .shape import _squeeze_dims
@@ -167,39 +185,38 @@ def _squeeze(op, inputs, attrs, batch):
     return _reshaped(x, bind(op, [x.inner], {"axis": axes}))
 
 
-@batch_rule("BroadcastTo")
+@batches(BROADCAST_TO)
 def _broadcast_to(op, inputs, attrs, batch):
     return Batched(_full(inputs[0], tuple(attrs["shape"]), batch))
 
 
-@batch_rule("Pack")
+@batches(PACK)
 def _pack(op, inputs, attrs, batch):
     rank = len(inputs[0]._shape) + 1
     values = [stacked(x, batch) for x in inputs]
     return Batched(bind(op, values, {**attrs, "axis": _axis(attrs["axis"], rank)}))
 
 
-@batch_rule("ConcatV2")
+@batches(CONCAT)
 def _concat(op, inputs, attrs, batch):
     rank = len(inputs[0]._shape)
     values = [stacked(x, batch) for x in inputs]
     return Batched(bind(op, values, {**attrs, "axis": _axis(attrs["axis"], rank)}))
 
 
-@batch_rule("Unpack", "SplitV", "Cumsum", "Cumprod", "Softmax", "LogSoftmax", "ArgMax",
-            "ArgMin")
+@batches(UNPACK, SPLIT, CUMSUM, CUMPROD, SOFTMAX, LOG_SOFTMAX, ARG_MAX, ARG_MIN)
 def _one_axis(op, inputs, attrs, batch):
     rank = len(inputs[0]._shape)
     return _out(bind(op, [inputs[0].inner], {**attrs, "axis": _axis(attrs["axis"], rank)}),
                 op)
 
 
-@batch_rule("Tile")
+@batches(TILE)
 def _tile(op, inputs, attrs, batch):
     return Batched(bind(op, [inputs[0].inner], {"multiples": (1,) + tuple(attrs["multiples"])}))
 
 
-@batch_rule("PadV2")
+@batches(PAD)
 def _pad(op, inputs, attrs, batch):
     x, constant = inputs
     if type(constant) is Batched:
@@ -208,7 +225,7 @@ def _pad(op, inputs, attrs, batch):
     return Batched(bind(op, [x.inner, constant], {**attrs, "paddings": paddings}))
 
 
-@batch_rule("MirrorPad", "MirrorPadGrad")
+@batches(MIRROR_PAD, MIRROR_PAD_GRAD)
 def _mirror_pad(op, inputs, attrs, batch):
     paddings = ((0, 0),) + tuple(tuple(p) for p in attrs["paddings"])
     return Batched(bind(op, [inputs[0].inner], {**attrs, "paddings": paddings}))
@@ -221,17 +238,17 @@ def _leading(vector, value, rows):
         raise NotBatchable("slice bounds or paddings that differ between examples")
     from ..tensor import wrap
     front = wrap(np.full((1, 2) if rows else (1,), value, dtype=vector.dtype._np))
-    return _bind("ConcatV2", [front, vector], axis=0)
+    return _bind(CONCAT, [front, vector], axis=0)
 
 
-@batch_rule("Slice")
+@batches(SLICE)
 def _slice(op, inputs, attrs, batch):
     x, begin, size = inputs
     return Batched(bind(op, [stacked(x, batch), _leading(begin, 0, False),
                              _leading(size, -1, False)]))
 
 
-@batch_rule("Pad")
+@batches(PAD_TO)
 def _pad_with_tensor(op, inputs, attrs, batch):
     x, paddings = inputs
     hint = attrs["hint"]
@@ -239,7 +256,7 @@ def _pad_with_tensor(op, inputs, attrs, batch):
                         {"hint": None if hint is None else (batch,) + tuple(hint)}))
 
 
-@batch_rule("StridedSliceIndex")
+@batches(SLICE_INDEX)
 def _slice_index(op, inputs, attrs, batch):
     x, index = inputs
     if type(index) is Batched:
@@ -250,12 +267,12 @@ def _slice_index(op, inputs, attrs, batch):
 _ALL = (None, None, None)  # the key of a full slice
 
 
-@batch_rule("StridedSlice")
+@batches(STRIDED_SLICE)
 def _strided_slice(op, inputs, attrs, batch):
     return Batched(bind(op, [inputs[0].inner], {"key": (_ALL,) + tuple(attrs["key"])}))
 
 
-@batch_rule("StridedSliceGrad")
+@batches(STRIDED_SLICE_GRAD)
 def _strided_slice_grad(op, inputs, attrs, batch):
     return Batched(bind(op, [inputs[0].inner], {"shape": (batch,) + tuple(attrs["shape"]),
                                                 "key": (_ALL,) + tuple(attrs["key"])}))
@@ -274,14 +291,14 @@ def _batched_hint(hint, rank, batch):
     return (batch,) + (tuple(hint) if hint is not None else (None,) * rank)
 
 
-@batch_rule("DynamicReshape")
+@batches(DYNAMIC_RESHAPE)
 def _dynamic_reshape(op, inputs, attrs, batch):
     x, shape = inputs
     return _reshaped(x, bind(op, [x.inner, _batched_shape(shape, batch)],
                              {"hint": _batched_hint(attrs["hint"], shape._shape[0], batch)}))
 
 
-@batch_rule("DynamicBroadcastTo")
+@batches(DYNAMIC_BROADCAST_TO)
 def _dynamic_broadcast_to(op, inputs, attrs, batch):
     x, shape = inputs
     rank = shape._shape[0]
@@ -289,7 +306,7 @@ def _dynamic_broadcast_to(op, inputs, attrs, batch):
                         {"hint": _batched_hint(attrs["hint"], rank, batch)}))
 
 
-@batch_rule("DynamicStridedSliceGrad")
+@batches(DYNAMIC_STRIDED_SLICE_GRAD)
 def _dynamic_strided_slice_grad(op, inputs, attrs, batch):
     dy, shape = inputs
     return Batched(bind(op, [dy.inner, _batched_shape(shape, batch)],
@@ -297,26 +314,26 @@ def _dynamic_strided_slice_grad(op, inputs, attrs, batch):
                          "hint": _batched_hint(attrs["hint"], shape._shape[0], batch)}))
 
 
-@batch_rule("ReverseV2")
+@batches(REVERSE)
 def _reverse(op, inputs, attrs, batch):
     rank = len(inputs[0]._shape)
     return Batched(bind(op, [inputs[0].inner],
                         {"axis": tuple(_axis(a, rank) for a in attrs["axis"])}))
 
 
-@batch_rule("Shape", "Size", "Rank")
+@batches(SHAPE, SIZE, RANK)
 def _shape_of(op, inputs, attrs, batch):
     # The same for every example: computed from the per-example shape, unbatched.
     from ..tensor import wrap
     shape = inputs[0]._shape
     if None in shape:
         raise NotBatchable(f"{op.name} of a value whose shape is known only at run time")
-    value = {"Shape": shape, "Size": int(np.prod(shape, dtype=np.int64)),
-             "Rank": len(shape)}[op.name]
+    value = (shape if op is SHAPE else int(np.prod(shape, dtype=np.int64)) if op is SIZE
+             else len(shape))
     return wrap(np.asarray(value, dtype=attrs["out_type"]._np))
 
 
-@batch_rule("OneHot")
+@batches(ONE_HOT)
 def _one_hot(op, inputs, attrs, batch):
     rank = len(inputs[0]._shape) + 1
     axis = attrs["axis"]
@@ -326,7 +343,7 @@ def _one_hot(op, inputs, attrs, batch):
 
 # -- positions: the batch index becomes one more coordinate ---------------------------------
 
-@batch_rule("GatherV2")
+@batches(GATHER)
 def _gather(op, inputs, attrs, batch):
     params, indices = inputs
     rank = len(params._shape)
@@ -346,64 +363,64 @@ def _with_batch_coordinate(indices, batch):
     lead = tuple(full._shape[:-1])
     column = np.arange(batch, dtype=indices.dtype._np).reshape((batch,) + (1,) * len(lead))
     from ..tensor import wrap
-    column = _bind("BroadcastTo", [wrap(column)], shape=lead + (1,))
-    return _bind("ConcatV2", [column, full], axis=len(lead))
+    column = _bind(BROADCAST_TO, [wrap(column)], shape=lead + (1,))
+    return _bind(CONCAT, [column, full], axis=len(lead))
 
 
-@batch_rule("GatherNd")
+@batches(GATHER_ND)
 def _gather_nd(op, inputs, attrs, batch):
     params, indices = inputs
     return Batched(bind(op, [stacked(params, batch), _with_batch_coordinate(indices, batch)],
                         attrs))
 
 
-@batch_rule("ScatterNd")
+@batches(SCATTER_ND)
 def _scatter_nd(op, inputs, attrs, batch):
     indices, updates = inputs
     return Batched(bind(op, [_with_batch_coordinate(indices, batch), stacked(updates, batch)],
                         {"shape": (batch,) + tuple(attrs["shape"])}))
 
 
-@batch_rule("TensorScatterAdd")
+@batches(TENSOR_SCATTER_ADD)
 def _tensor_scatter_add(op, inputs, attrs, batch):
     tensor, indices, updates = inputs
     return Batched(bind(op, [stacked(tensor, batch), _with_batch_coordinate(indices, batch),
                              stacked(updates, batch)], attrs))
 
 
-@batch_rule("UnsortedSegmentSum")
+@batches(SEGMENT_SUM)
 def _segment_sum(op, inputs, attrs, batch):
     # Example b's segment s becomes segment b * num_segments + s of one flat sum.
     data, ids = inputs
     segments = attrs["num_segments"]
     from ..tensor import wrap
     offsets = np.arange(batch, dtype=ids.dtype._np).reshape((batch,) + (1,) * len(ids._shape))
-    flat_ids = _bind("AddV2", [stacked(ids, batch), wrap(offsets * segments)])
+    flat_ids = _bind(ADD, [stacked(ids, batch), wrap(offsets * segments)])
     out = bind(op, [stacked(data, batch), flat_ids], {"num_segments": batch * segments})
     return Batched(_reshape(out, (batch, segments) + tuple(data._shape[len(ids._shape):])))
 
 
 # -- reductions -----------------------------------------------------------------------------
 
-@batch_rule("Sum", "Mean", "Max", "Min", "Prod", "All", "Any")
-def _reduce(op, inputs, attrs, batch):
+def reduction_rule(op, inputs, attrs, batch):
+    """Every reduction over `axis` (OpDef.reduction): the same axes, one place right."""
     return Batched(bind(op, [inputs[0].inner],
                         {**attrs, "axis": tuple(a + 1 for a in attrs["axis"])}))
 
 
-@batch_rule("L2Loss")
+@batches(L2_LOSS)
 def _l2_loss(op, inputs, attrs, batch):
     inner = inputs[0].inner
     axes = tuple(range(1, len(inner._shape)))
-    squares = _bind("Mul", [inner, inner])
-    total = _bind("Sum", [squares], axis=axes, keepdims=False)
+    squares = _bind(MUL, [inner, inner])
+    total = _bind(SUM, [squares], axis=axes, keepdims=False)
     from ..tensor import wrap
-    return Batched(_bind("Mul", [total, wrap(np.asarray(0.5, dtype=inner.dtype._np))]))
+    return Batched(_bind(MUL, [total, wrap(np.asarray(0.5, dtype=inner.dtype._np))]))
 
 
 # -- matrices -------------------------------------------------------------------------------
 
-@batch_rule("MatMul")
+@batches(MATMUL)
 def _matmul(op, inputs, attrs, batch):
     a, b = inputs
     ta, tb = attrs["transpose_a"], attrs["transpose_b"]
@@ -414,7 +431,7 @@ def _matmul(op, inputs, attrs, batch):
             # outer product of that column with row j of op(b).
             rows = _transpose(b, (1, 0)) if tb else b
             columns = _reshape(_transpose(a.diagonal, (1, 0)), (batch, m, 1))
-            return Batched(_bind("Mul", [columns, _reshape(rows, (batch, 1, rows._shape[1]))]))
+            return Batched(_bind(MUL, [columns, _reshape(rows, (batch, 1, rows._shape[1]))]))
         # One product: the examples' rows stacked on top of each other.
         product = bind(op, [_reshape(a.inner, (batch * m, k)), b], attrs)
         return Batched(_reshape(product, (batch, m, product._shape[-1])))
@@ -422,11 +439,11 @@ def _matmul(op, inputs, attrs, batch):
         if b.diagonal is not None and b._shape[0] == batch:
             # Example j is v_j e_j: its product is v_j times column j of op(a).
             rows = a if ta else _transpose(a, (1, 0))
-            product = _bind("Mul", [rows, _reshape(b.diagonal, (b._shape[0], 1))])
+            product = _bind(MUL, [rows, _reshape(b.diagonal, (b._shape[0], 1))])
             return Batched(_reshape(product, (batch, product._shape[1], 1)))
         # Matrix-vector products: the examples' vectors as the rows of one product.
         vectors = _reshape(b.inner, (batch, b._shape[0]))
-        product = _bind("MatMul", [vectors, a], transpose_a=False, transpose_b=not ta)
+        product = _bind(MATMUL, [vectors, a], transpose_a=False, transpose_b=not ta)
         return Batched(_reshape(product, (batch, product._shape[1], 1)))
     if type(a) is not Batched and not tb:
         # One product: the examples' columns side by side.
@@ -436,17 +453,17 @@ def _matmul(op, inputs, attrs, batch):
         m = product._shape[0]
         return Batched(_transpose(_reshape(product, (m, batch, n)), (1, 0, 2)))
     args = [a.inner if type(a) is Batched else a, b.inner if type(b) is Batched else b]
-    return Batched(_bind("BatchMatMulV2", args, adj_x=ta, adj_y=tb))
+    return Batched(_bind(BATCH_MATMUL, args, adj_x=ta, adj_y=tb))
 
 
-@batch_rule("BatchMatMulV2")
+@batches(BATCH_MATMUL)
 def _batch_matmul(op, inputs, attrs, batch):
     x, y = inputs
     rank = max(len(x._shape), len(y._shape))
     if type(y) is not Batched and len(y._shape) == 2 and not attrs["adj_x"]:
         k = x._shape[-1]
         flat = _reshape(x.inner, (-1, k))
-        product = _bind("MatMul", [flat, y], transpose_a=False, transpose_b=attrs["adj_y"])
+        product = _bind(MATMUL, [flat, y], transpose_a=False, transpose_b=attrs["adj_y"])
         return Batched(_reshape(product, (batch,) + tuple(x._shape[:-1]) +
                                 (product._shape[-1],)))
     args = [_padded(v, rank, batch) if type(v) is Batched else v for v in (x, y)]
@@ -460,7 +477,7 @@ def _fresh_label(equation):
     raise NotBatchable("einsum equation uses every label")
 
 
-@batch_rule("Einsum", "UnaryEinsum")
+@batches(EINSUM, UNARY_EINSUM)
 def _einsum(op, inputs, attrs, batch):
     equation = attrs["equation"]
     label = _fresh_label(equation)
@@ -471,13 +488,13 @@ def _einsum(op, inputs, attrs, batch):
     return Batched(bind(op, args, {**attrs, "equation": f"{','.join(terms)}->{label}{out}"}))
 
 
-@batch_rule("MatrixInverse", "MatrixDeterminant", "MatrixDiagV3", "MatrixDiagPartV3")
+@batches(MATRIX_INVERSE, MATRIX_DETERMINANT, MATRIX_DIAG, MATRIX_DIAG_PART)
 def _leading_batch(op, inputs, attrs, batch):
     # These ops already treat leading axes as a batch.
     return Batched(bind(op, [inputs[0].inner], attrs))
 
 
-@batch_rule("MatrixSolve")
+@batches(MATRIX_SOLVE)
 def _solve(op, inputs, attrs, batch):
     matrix, rhs = inputs
     return Batched(bind(op, [stacked(matrix, batch), stacked(rhs, batch)], attrs))
@@ -485,7 +502,7 @@ def _solve(op, inputs, attrs, batch):
 
 # -- nn -------------------------------------------------------------------------------------
 
-@batch_rule("SoftmaxCrossEntropyWithLogits")
+@batches(SOFTMAX_XENT)
 def _xent(op, inputs, attrs, batch):
     features, labels = inputs
     rank = len(features._shape)
@@ -493,7 +510,7 @@ def _xent(op, inputs, attrs, batch):
                      {**attrs, "axis": _axis(attrs["axis"], rank)}), op)
 
 
-@batch_rule("SparseSoftmaxCrossEntropyWithLogits")
+@batches(SPARSE_SOFTMAX_XENT)
 def _sparse_xent(op, inputs, attrs, batch):
     features, labels = inputs
     classes = features._shape[-1]
@@ -504,7 +521,7 @@ def _sparse_xent(op, inputs, attrs, batch):
             Batched(_reshape(backprop, (batch,) + tuple(features._shape)))]
 
 
-@batch_rule("BiasAdd")
+@batches(BIAS_ADD)
 def _bias_add(op, inputs, attrs, batch):
     value, bias = inputs
     from .nn import _channel_axis
@@ -518,20 +535,15 @@ def _bias_add(op, inputs, attrs, batch):
         bias = _reshape(bias.inner, [batch] + shape)
     else:
         bias = _reshape(bias, shape)
-    return Batched(_bind("AddV2", [stacked(value, batch), bias]))
+    return Batched(_bind(ADD, [stacked(value, batch), bias]))
 
 
-# Ops without a vectorized form, and why. An op here met in a vectorized walk raises
+# Ops without a vectorized form, and why: met in a vectorized walk, they raise
 # NotBatchable, and the jacobian runs its per-row loop instead.
-NO_RULE = {
-    "Where": "its output's length depends on the values",
-    "Range": "its output's length depends on the values",
-    "LinSpace": "its output's length depends on the values",
-    "RandomShuffle": "stateful: one draw per call",
-    "TensorListPushBack": "a list grows by one item per call",
-    "TensorListPopBack": "a list shrinks by one item per call",
-    # No tensor inputs, so never handed a Batched value:
-    "Eye": "no tensor inputs", "ConstFill": "no tensor inputs",
-    "RandomStandardNormal": "no tensor inputs", "RandomUniform": "no tensor inputs",
-    "TruncatedNormal": "no tensor inputs", "RandomUniformInt": "no tensor inputs",
-}
+batches(WHERE, RANGE, LINSPACE)(NoVectorizedForm("its output's length depends on the values"))
+batches(RANDOM_SHUFFLE)(NoVectorizedForm("stateful: one draw per call"))
+batches(TENSOR_LIST_PUSH_BACK)(NoVectorizedForm("a list grows by one item per call"))
+batches(TENSOR_LIST_POP_BACK)(NoVectorizedForm("a list shrinks by one item per call"))
+# No tensor inputs, so never handed a Batched value:
+batches(EYE, CONST_FILL, RANDOM_STANDARD_NORMAL, RANDOM_UNIFORM, TRUNCATED_NORMAL,
+        RANDOM_UNIFORM_INT)(NoVectorizedForm("no tensor inputs"))

@@ -56,17 +56,29 @@ class Batched(ValuelessTensor):
     __str__ = __repr__
 
 
-RULES = {}  # op name -> rule(op, inputs, attrs, batch_size) -> outputs
-
-
-def batch_rule(*names):
-    def register_rule(rule):
-        for name in names:
-            if name in RULES:
-                raise KeyError(f"op {name!r} has two batching rules")
-            RULES[name] = rule
+def batches(*ops):
+    """Attaches the decorated rule(op, inputs, attrs, batch_size) -> outputs to `ops`
+    (OpDefs) as their batching rule."""
+    def attach(rule):
+        for op in ops:
+            if op.batch is not None:
+                raise KeyError(f"op {op.name!r} has two batching rules")
+            # The table's entries are frozen; their rules, written with the ops they
+            # define, are attached once, as ops/batch_rules.py loads.
+            object.__setattr__(op, "batch", rule)
         return rule
-    return register_rule
+    return attach
+
+
+class NoVectorizedForm:
+    """The batching rule of an op that has none (`reason` says why): the walk raises
+    NotBatchable, and the jacobian runs its per-row loop instead."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __call__(self, op, inputs, attrs, batch):
+        raise NotBatchable(f"{op.name} has no vectorized form: {self.reason}")
 
 
 def batch_bind(op, inputs, attrs):
@@ -81,12 +93,17 @@ def batch_bind(op, inputs, attrs):
                     f"{op.name}: batched inputs of sizes {batch} and {x.batch_size} "
                     f"[Op:{op.name}]", op=op.name)
     op.infer(*inputs, **attrs)  # the per-example checks, with the user's shapes
-    rule = RULES.get(op.name)
-    if rule is None:
-        if not op.elementwise:
-            raise NotBatchable(f"{op.name} has no batching rule")
-        from .batch_rules import elementwise_rule as rule
+    rule = op.batch or _rule_by_flags(op)
     return rule(op, inputs, attrs, batch)
+
+
+def _rule_by_flags(op):
+    from .batch_rules import elementwise_rule, reduction_rule
+    if op.elementwise:
+        return elementwise_rule
+    if op.reduction is not None:
+        return reduction_rule
+    raise NotBatchable(f"{op.name} has no batching rule")
 
 
 class BatchingInterpreter(registry.Interpreter):
@@ -104,7 +121,7 @@ class BatchingInterpreter(registry.Interpreter):
 @contextlib.contextmanager
 def vectorized():
     """Ops bound in the block that take a Batched input run their batching rule."""
-    from . import batch_rules  # noqa: F401  (registers the rules)
+    from . import batch_rules  # noqa: F401  (attaches the rules to the table's entries)
     with registry.interpreting(BatchingInterpreter()):
         yield
 
