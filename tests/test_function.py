@@ -1617,6 +1617,33 @@ def test_custom_gradient_in_function_called_under_outer_tape():
     assert_same(_value_and_grad(f)(x), _value_and_grad(lambda x: log1pexp(x) * 2.0)(x))
 
 
+def test_second_derivative_of_a_call_holding_a_custom_gradient_and_a_draw():
+    # The custom gradient's grad_fn is itself differentiated (2 * x * dy), and the
+    # gradients see the number the call drew: y = x**2 * u, y' = 2 * x * u, y'' = 2 * u.
+    @tf.custom_gradient
+    def square(x):
+        return x * x, lambda dy: 2.0 * x * dy
+
+    calls = []
+
+    @tf.function
+    def f(x):
+        calls.append(1)
+        return square(x) * tf.random.uniform(())
+
+    x = tf.constant(1.5)
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        d1 = inner.gradient(y, x)
+    d2 = outer.gradient(d1, x)
+    u = y.numpy() / 2.25
+    np.testing.assert_allclose([d1.numpy(), d2.numpy()], [3.0 * u, 2.0 * u], rtol=1e-6)
+    assert 0.0 < u < 1.0
+
+
 def test_stop_gradient_inside_function_matches_eager():
     def fn(x):
         with tf.GradientTape() as tape:

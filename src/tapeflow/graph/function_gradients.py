@@ -72,14 +72,18 @@ class CallGradient:
         forward_nodes, backward_nodes, depends = _cut(joint, dys)
         saves = _saves(forward_nodes, backward_nodes, grads, depends)
         self.n_saves = len(saves)
-        make = type(concrete)  # ConcreteFunction, without importing the module using this
+        make = type(concrete)  # ConcreteFunction (graph/concrete.py imports this module)
         fwd = _subgraph(joint, f"{graph.name}_forward", sources, forward_nodes,
                         list(outputs) + list(new_vars or []) + saves)
         self.forward = make(fwd, list(fwd.outputs), list(range(len(fwd.outputs))),
                             f"{concrete.name}_forward")
-        position = {id(y): k for k, y in enumerate(fwd.outputs)}
-        self.forward._replayed_draws = [(n, [position[id(y)] for y in drawn_outputs(n)])
-                                        for n in forward_nodes if draws(n)]
+        # What the forward drew is among the saves: where a gradient replays the
+        # forward kernel, its drawing nodes get those values.
+        first_save = len(fwd.outputs) - len(saves)
+        in_saves = {id(y): k for k, y in enumerate(saves)}
+        self.forward._replayed_draws = [
+            (n, [first_save + in_saves[id(y)] for y in drawn_outputs(n)])
+            for n in forward_nodes if draws(n)]
         grad_outputs, slots = without_nones(grads)
         bwd = _subgraph(joint, f"{graph.name}_backward", saves + dys, backward_nodes,
                         grad_outputs)
@@ -98,7 +102,7 @@ class CallGradient:
         shapes = ctx.out_shapes or [ctx.shapes[0]]
         dtypes = ctx.out_dtypes or [ctx.dtypes[0]]
         if all(dy is None for dy in dys[n_out:]):
-            return gradients_of(self.backward, saves + _filled(dys[:n_out], shapes, dtypes))
+            return _gradients_of(self.backward, saves + _filled(dys[:n_out], shapes, dtypes))
         # A higher-order gradient that flows into the saved values too: the gradient of
         # the forward kernel as a whole, replaying it with what its random ops drew.
         forward = self.forward
@@ -107,12 +111,11 @@ class CallGradient:
         filled = _filled(dys, shapes, dtypes)
         dys = (filled[:n_out] + _filled([None] * n_var, [v._shape for v in var_values],
                                         [v.dtype for v in var_values]) + filled[n_out:])
-        outputs = [None] * (n_out + n_var) + saves
-        drawn = [outputs[k] for _, ks in forward._replayed_draws for k in ks]
-        return vjp(forward, args, drawn, dys)[:len(args)]
+        drawn = [saves[k - n_out - n_var] for _, ks in forward._replayed_draws for k in ks]
+        return _vjp(forward, args, drawn, dys)[:len(args)]
 
 
-def vjp(concrete, inputs, drawn, dys):
+def _vjp(concrete, inputs, drawn, dys):
     """The gradients of a call `concrete(*inputs)` (whose random ops drew `drawn`) for
     output gradients `dys`, through its cut joint trace: its forward kernel runs again
     (recorded by the tapes that watch, for the next order), then its backward kernel."""
@@ -120,10 +123,10 @@ def vjp(concrete, inputs, drawn, dys):
     var_values = [v.read_value() for v in concrete.graph.variables]
     results = gradient.forward._call_flat(list(inputs) + var_values + list(drawn))
     saves = results[len(results) - gradient.n_saves:]
-    return gradients_of(gradient.backward, saves + list(dys))
+    return _gradients_of(gradient.backward, saves + list(dys))
 
 
-def gradients_of(backward, inputs):
+def _gradients_of(backward, inputs):
     """Calls a backward kernel: one gradient per input of the forward, None where there
     is none (the graph's outputs hold only the others)."""
     flat = backward._call_flat(inputs)
