@@ -25,3 +25,9 @@ name_scope = contextvars.ContextVar("tapeflow_name_scope", default="")
 # vectorized backward walk runs, each holding the one it covers as `parent`. None: the
 # eager interpreter, which runs ops at once.
 interpreter = contextvars.ContextVar("tapeflow_interpreter", default=None)
+
+# True while tracing a function for the shapes of one call, under a trace whose shapes
+# have unknown dimensions (input_signature, reduce_retracing): there TensorFlow checks
+# such shapes when the graph runs, so a shape error stays an InvalidArgumentError.
+shapes_known_at_run_time = contextvars.ContextVar("tapeflow_shapes_known_at_run_time",
+                                                  default=False)

@@ -6,6 +6,7 @@ import types
 import numpy as np
 
 from . import dtypes
+from .source import user_location
 
 _next_id = itertools.count(1).__next__
 
@@ -141,8 +142,8 @@ class _Operators:
     __slots__ = ()
     __array_priority__ = 100
 
-    # The binary operators (__add__, __radd__, ...) are made at the end of this module,
-    # once the ops are imported: see _binary_operators.
+    # The binary operators (__add__, __radd__, ...) are made once the ops have loaded:
+    # see use_ops.
 
     def __matmul__(self, other):
         if _numpy_promote:  # NumPy's matmul (tnp.matmul): vectors too, promoted dtypes
@@ -298,7 +299,6 @@ class Tensor(_Operators):
         if not self._shape:
             raise TypeError("Cannot iterate over a scalar tensor.")
         if self._shape[0] is None:
-            from .graph.trace import user_location
             raise TypeError(
                 f"Iterating over a symbolic tf.Tensor of unknown length is not allowed in "
                 f"code AutoGraph did not convert (at {user_location()}): loop with "
@@ -367,7 +367,6 @@ class Symbolic(ValuelessTensor):
         self.name = name
 
     def _no_value(self, what):
-        from .graph.trace import user_location
         raise TypeError(
             f"{what} of a symbolic Tensor ({self.name}: {self.dtype.name}"
             f"{list(self._shape)}) inside a traced tf.function at {user_location()}: "
@@ -379,7 +378,6 @@ class Symbolic(ValuelessTensor):
         """TensorFlow's OperatorNotAllowedInGraphError (a TypeError), naming the user's
         line. `what` names this tensor where it says {tensor}."""
         from .errors import OperatorNotAllowedInGraphError
-        from .graph.trace import user_location
         tensor = f"({self.name}: {self.dtype.name}{list(self._shape)})"
         raise OperatorNotAllowedInGraphError(
             f"{what.format(tensor=tensor)} is not allowed inside a traced tf.function, at "
@@ -409,7 +407,6 @@ class Symbolic(ValuelessTensor):
 
     def __getattr__(self, name):
         if name in _LIST_METHODS:  # a list a tensor loop appended to is a Tensor after it
-            from .graph.trace import user_location
             raise AttributeError(
                 f"a symbolic Tensor ({self.name}: {self.dtype.name}{list(self._shape)}) has "
                 f"no .{name}() (at {user_location()}). A Python list that a tensor loop "
@@ -689,7 +686,17 @@ def constant(value, dtype=None, shape=None, name="Const"):
     return wrap(arr.reshape(shape))
 
 
-from . import ops as _ops  # noqa: E402  (operators call the public ops; ops need Tensor)
+# tapeflow.ops, whose public ops the operators call. The ops are a layer above Tensor
+# (they take and make Tensors), so they hand themselves over as they load: use_ops.
+_ops = None
+
+
+def use_ops(ops):
+    """Makes Tensor's operators call the public ops of `ops` (tapeflow.ops, once all
+    of them are defined)."""
+    global _ops
+    _ops = ops
+    _binary_operators()
 
 
 def _binary_operators():
@@ -719,6 +726,3 @@ def _binary_operators():
         setattr(_Operators, f"__r{name}__", method(op, True))
     for name, op in one_way.items():
         setattr(_Operators, f"__{name}__", method(op, False))
-
-
-_binary_operators()

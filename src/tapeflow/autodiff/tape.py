@@ -6,6 +6,7 @@ import enum
 import numpy as np
 
 from .. import context, nest
+from ..source import warn
 from ..tensor import Tensor, _Operators, wrap
 from .backprop import backprop
 
@@ -66,7 +67,6 @@ def _warn_gradient_inside_context():
     global _warned_inside_context
     if not _warned_inside_context:
         _warned_inside_context = True
-        from ..graph.trace import warn
         warn(_GRADIENT_INSIDE_CONTEXT, UserWarning)
 
 
@@ -121,7 +121,6 @@ class GradientTape:
                 raise ValueError(f"Passed in object of type {type(x)!r}, not tf.Tensor or "
                                  "tf.Variable")
             if not x.dtype.is_floating:  # TensorFlow logs this; its gradient will be None
-                from ..graph.trace import warn
                 warn(f"The dtype of the watched tensor must be floating (e.g. tf.float32), "
                      f"got {x.dtype!r}", UserWarning)
         self._watch_all(tensor)

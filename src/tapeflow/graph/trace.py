@@ -1,50 +1,12 @@
-"""The graph-building context fed by bind(): symbolic outputs, user source lines."""
+"""The graph builder: the interpreter that turns the ops bind() hands it into graph nodes."""
 
 import contextlib
-import contextvars
-import os
-import sys
 
 from .. import context
-from ..errors import InvalidArgumentError, OpError
+from ..errors import OpError
 from ..ops.registry import Interpreter, interpreting, record
+from ..source import raised_while_tracing, user_location, user_source, warn  # noqa: F401
 from ..tensor import Symbolic
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _user_frame():
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
-            return frame
-        frame = frame.f_back
-    return None
-
-
-def user_source():
-    """(filename, lineno) of the innermost caller outside tapeflow, or None."""
-    frame = _user_frame()
-    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
-
-
-def user_location():
-    frame = _user_frame()
-    if frame is None:
-        return "<unknown>"
-    import linecache
-    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-    where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
-    return f"{where} ({text})" if text else where
-
-
-def warn(message, category=RuntimeWarning):
-    """A warning attributed to the user's innermost line: tapeflow's own modules are
-    filtered out of RuntimeWarnings (NumPy's inf/nan warnings, registry.py)."""
-    import warnings
-    filename, lineno = user_source() or ("<tapeflow>", 0)
-    warnings.warn_explicit(message, category, filename, lineno)
 
 
 class GraphBuilder(Interpreter):
@@ -114,34 +76,16 @@ def init_scope():
         context.current_graph.reset(graph_token)
 
 
-# True while tracing a function for the shapes of one call, under a trace whose shapes
-# have unknown dimensions (input_signature, reduce_retracing): there TensorFlow checks
-# such shapes when the graph runs, so a shape error stays an InvalidArgumentError.
-_shapes_known_at_run_time = contextvars.ContextVar("shapes_known_at_run_time", default=False)
-
-
 @contextlib.contextmanager
 def tracing_for_call_shapes(active=True):
-    token = _shapes_known_at_run_time.set(active)
+    """Traces for the shapes of one call under a trace whose shapes have unknown
+    dimensions (input_signature, reduce_retracing): there TensorFlow checks such shapes
+    when the graph runs, so a shape error stays an InvalidArgumentError."""
+    token = context.shapes_known_at_run_time.set(active)
     try:
         yield
     finally:
-        _shapes_known_at_run_time.reset(token)
-
-
-def _with_location(error, location):
-    message = f"{error}\n  raised while tracing tf.function, at {location}"
-    if type(error) is InvalidArgumentError and (
-            getattr(error, "about_dtype", False) or not _shapes_known_at_run_time.get()):
-        # Building a graph, TensorFlow raises these as TypeError (a dtype) or ValueError
-        # (a shape, an attribute); InvalidArgumentError is for values when it runs.
-        return (TypeError if getattr(error, "about_dtype", False) else ValueError)(message)
-    if isinstance(error, OpError):
-        return type(error)(message, op=error.op)
-    try:
-        return type(error)(message)
-    except TypeError:
-        return InvalidArgumentError(message)
+        context.shapes_known_at_run_time.reset(token)
 
 
 def _leaked(x):
@@ -159,7 +103,7 @@ def infer_traced(op, inputs, attrs):
     try:
         return op.infer(*inputs, **attrs)
     except (OpError, ValueError, TypeError) as e:
-        raise _with_location(e, user_location()) from None
+        raise raised_while_tracing(e) from None
 
 
 def bind_symbolic(graph, op, inputs, attrs):

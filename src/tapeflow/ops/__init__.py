@@ -1,5 +1,8 @@
 """Every public op function, gathered from the op modules (the table lives in registry)."""
 
+import sys as _sys
+
+from .. import tensor as _tensor
 from .creation import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
@@ -10,3 +13,5 @@ from .random import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .lists import *  # noqa: F401,F403
 from .registry import OPS, OpDef, bind, lookup, register  # noqa: F401
+
+_tensor.use_ops(_sys.modules[__name__])  # Tensor's operators call the ops gathered above

@@ -10,22 +10,63 @@ get elementwise_rule and reduction_rule, by their flags.
 
 import numpy as np
 
-from .batching import Batched, NoVectorizedForm, NotBatchable, batches, stacked
+from .batching import Batched, NotBatchable, NoVectorizedForm, batches, stacked
 from .creation import CONST_FILL, EYE, FILL, LINSPACE, ONES_LIKE, RANGE, ZEROS_LIKE
 from .dynamic import DYNAMIC_BROADCAST_TO, DYNAMIC_RESHAPE, DYNAMIC_STRIDED_SLICE_GRAD
 from .elementwise import ADD, CLIP_BY_VALUE, GREATER, IDENTITY, MUL, NEG, RELU_GRAD, SELECT
-from .linalg import (BATCH_MATMUL, EINSUM, MATMUL, MATRIX_DETERMINANT, MATRIX_DIAG,
-                     MATRIX_DIAG_PART, MATRIX_INVERSE, MATRIX_SOLVE, UNARY_EINSUM)
+from .linalg import (
+    BATCH_MATMUL,
+    EINSUM,
+    MATMUL,
+    MATRIX_DETERMINANT,
+    MATRIX_DIAG,
+    MATRIX_DIAG_PART,
+    MATRIX_INVERSE,
+    MATRIX_SOLVE,
+    UNARY_EINSUM,
+)
 from .lists import TENSOR_LIST_POP_BACK, TENSOR_LIST_PUSH_BACK
 from .nn import BIAS_ADD, L2_LOSS, LOG_SOFTMAX, SOFTMAX, SOFTMAX_XENT, SPARSE_SOFTMAX_XENT
-from .random import (RANDOM_SHUFFLE, RANDOM_STANDARD_NORMAL, RANDOM_UNIFORM, RANDOM_UNIFORM_INT,
-                     TRUNCATED_NORMAL)
-from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM
-from .shape import (BROADCAST_TO, CONCAT, EXPAND_DIMS, GATHER, GATHER_ND, MIRROR_PAD,
-                    MIRROR_PAD_GRAD, ONE_HOT, PACK, PAD, PAD_TO, RANK, RESHAPE, REVERSE, SCATTER_ND,
-                    SEGMENT_SUM, SHAPE, SIZE, SLICE, SLICE_INDEX, SPLIT, SQUEEZE, STRIDED_SLICE,
-                    STRIDED_SLICE_GRAD, TENSOR_SCATTER_ADD, TILE, TRANSPOSE, UNPACK, WHERE)
+from .random import (
+    RANDOM_SHUFFLE,
+    RANDOM_STANDARD_NORMAL,
+    RANDOM_UNIFORM,
+    RANDOM_UNIFORM_INT,
+    TRUNCATED_NORMAL,
+)
+from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM, SUM
 from .registry import bind
+from .shape import (
+    BROADCAST_TO,
+    CONCAT,
+    EXPAND_DIMS,
+    GATHER,
+    GATHER_ND,
+    MIRROR_PAD,
+    MIRROR_PAD_GRAD,
+    ONE_HOT,
+    PACK,
+    PAD,
+    PAD_TO,
+    RANK,
+    RESHAPE,
+    REVERSE,
+    SCATTER_ND,
+    SEGMENT_SUM,
+    SHAPE,
+    SIZE,
+    SLICE,
+    SLICE_INDEX,
+    SPLIT,
+    SQUEEZE,
+    STRIDED_SLICE,
+    STRIDED_SLICE_GRAD,
+    TENSOR_SCATTER_ADD,
+    TILE,
+    TRANSPOSE,
+    UNPACK,
+    WHERE,
+)
 
 
 def _bind(op, inputs, **attrs):

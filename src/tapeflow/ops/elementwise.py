@@ -8,6 +8,7 @@ from scipy import special
 
 from .. import context, dtypes
 from ..errors import InvalidArgumentError
+from ..source import raised_while_tracing
 from ..tensor import Tensor, _Operators, convert_to_tensor, scalar_operand
 from . import rules
 from .registry import OpDef, bind, register
@@ -424,8 +425,7 @@ def _no_tensor_of_kind(x, kind):
         f"{x.dtype.name} tensor but is a "
         f"{'complex128' if kind == 'c' else 'string'} tensor [Op:AddV2]", "AddV2")
     if context.current_graph.get() is not None:
-        from ..graph.trace import _with_location, user_location
-        error = _with_location(error, user_location())
+        error = raised_while_tracing(error)
     raise error
 
 
