@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.backends import cache, cache_store
+from tapeflow.backends.numba_cpu import cache, cache_store
 from tapeflow.config import settings
 from tests.cache_processes import kernel_files, run_function
 
@@ -72,7 +72,7 @@ def test_a_damaged_microgemm_cache_is_rebuilt_and_new_files_are_private_under_um
     cache_dir = tmp_path / "private" / "cache"
     script = ("import os, warnings; os.umask(0); warnings.simplefilter('always')\n"
               "import numpy as np\n"
-              "from tapeflow.backends import microgemm\n"
+              "from tapeflow.backends.numba_cpu.kernels import microgemm\n"
               "a = np.arange(12, dtype=np.float32).reshape(3, 4); b = a.T.copy()\n"
               "out = np.empty((3, 3), np.float32); microgemm.matmul_into(a, b, out)\n"
               "assert np.allclose(out, a @ b), out\n")

@@ -23,7 +23,7 @@ from tapeflow.graph.trace import tracing
 
 pytest.importorskip("numba")
 
-from tapeflow.backends import cache
+from tapeflow.backends.numba_cpu import cache
 from tapeflow.backends.numba_cpu import Unsupported, compile_graph
 
 F32, F64 = tf.float32, tf.float64
@@ -84,7 +84,7 @@ def test_benchmark_and_its_gradient_are_one_fused_loop_each():
     assert src.count("# fused") == 1, src
     assert "for " in src and "np.dot" not in src
     assert "@njit(" in src and 'error_model="numpy"' in src
-    from tapeflow.backends.numba_cache import SignedCache
+    from tapeflow.backends.numba_cpu.numba_cache import SignedCache
     assert isinstance(compiled._kernel._cache, SignedCache)  # Numba's cache, signed
     assert "fastmath" not in src and "forceobj" not in src and "object" not in src
     xv = np.random.default_rng(0).uniform(-3, 3, 10_000).astype(np.float32)
@@ -131,7 +131,8 @@ def test_generated_kernel_snapshot():
     compiled = compile_graph(trace(lambda x: tf.reduce_sum(x * 2.0 + 1.0), ((5,), F32)))
     body = compiled.source[compiled.source.index("@njit"):]
     assert body == SNAPSHOT
-    assert "from tapeflow.backends.kernels import radd_fast" in compiled.source
+    assert ("from tapeflow.backends.numba_cpu.kernels.scalar_math import radd_fast"
+            in compiled.source)
     (out,) = run(compiled, np.arange(5, dtype=np.float32))
     assert out.dtype == np.float32 and out.shape == () and float(out) == 25.0
 
@@ -156,7 +157,7 @@ def test_retrace_for_a_new_shape_reuses_the_kernel():
 
 def test_a_damaged_cache_file_is_rewritten_and_an_unwritable_cache_falls_back(
         tmp_path, monkeypatch):
-    from tapeflow.backends import cache_store
+    from tapeflow.backends.numba_cpu import cache_store
     source = "VALUE = 42\n"
     digest = cache.key(source)
     path = cache.write(source, digest, str(tmp_path))
@@ -365,7 +366,7 @@ def test_slices_numba_keeps_contiguous_are_read_flat_and_full_slices_are_their_i
 def test_flat_view_is_a_view_of_contiguous_arrays_only():
     from numba import njit
 
-    from tapeflow.backends.kernels import flat_view
+    from tapeflow.backends.numba_cpu.kernels.arrays import flat_view
 
     @njit
     def flats(a):
@@ -743,7 +744,7 @@ def test_reverse_loop_reads_stored_outputs_instead_of_recomputing_them():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_gemm_helper_matches_numpy(dtype):
-    from tapeflow.backends.kernels import gemm
+    from tapeflow.backends.numba_cpu.kernels.gemm import gemm
     rng = np.random.default_rng(0)
     for (m, k, n) in [(3, 4, 5), (1, 7, 1), (0, 3, 2), (3, 0, 2), (2, 3, 0)]:
         a = rng.standard_normal((m, k)).astype(dtype)

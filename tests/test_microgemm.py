@@ -1,5 +1,5 @@
-"""The float32 matrix product of the generated kernels (backends/microgemm.py): every
-edge of its tiling, every layout, special values, the choice between it and OpenBLAS,
+"""The float32 matrix product of the generated kernels
+(backends/numba_cpu/kernels/microgemm.py): every edge of its tiling, every layout, special values, the choice between it and OpenBLAS,
 and a compiled gradient that runs through it."""
 
 import ctypes
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.backends import kernels, microgemm, numpy_blas
+from tapeflow.backends.numba_cpu.kernels import gemm, microgemm, numpy_blas
 
 ROWS, WIDTH, DEPTH = microgemm.ROWS, microgemm.WIDTH, microgemm.DEPTH
 
@@ -82,7 +82,7 @@ def test_avx2_build_in_a_subprocess():
                         if not name.startswith("avx512"))
     script = (
         "import numpy as np\n"
-        "from tapeflow.backends import microgemm\n"
+        "from tapeflow.backends.numba_cpu.kernels import microgemm\n"
         "assert microgemm.VECTOR_BYTES == 32 and not microgemm.ENABLED\n"
         "rng = np.random.default_rng(0)\n"
         "for m, k, n in [(13, 300, 40), (6, 256, 16), (1, 2, 3)]:\n"
@@ -114,7 +114,7 @@ def one_blas_thread():
 
 
 def test_gemm_chooses_microgemm_for_large_float32_products_on_one_thread(one_blas_thread):
-    pays = kernels.microgemm_pays
+    pays = gemm.microgemm_pays
     assert pays(128, 256, 784) == microgemm.ENABLED
     assert not pays(128, 10, 784)  # narrower than two tiles
     assert not pays(16, 256, 784)  # too few rows
@@ -124,7 +124,7 @@ def test_gemm_chooses_microgemm_for_large_float32_products_on_one_thread(one_bla
     b = rng.standard_normal((128, 256)).astype(np.float32)
     product = np.empty((784, 256), np.float32)
     microgemm.matmul_into(a.T, b, product)
-    got = kernels.gemm(a, b, True, False)
+    got = gemm.gemm(a, b, True, False)
     np.testing.assert_allclose(got, a.T.astype(np.float64) @ b, rtol=1e-5, atol=1e-4)
     if microgemm.ENABLED:  # the same bits: it went through microgemm
         np.testing.assert_array_equal(got, product)

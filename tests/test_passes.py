@@ -187,7 +187,7 @@ def test_optimize_verifies_after_each_pass():
 # -- fusion plan --------------------------------------------------------------------------
 
 def _fusible(node):
-    from tapeflow.backends.codegen import fusible
+    from tapeflow.backends.numba_cpu.generator import fusible
     return fusible(node)
 
 

@@ -1,100 +1,13 @@
-"""Lowerings of the lists a loop appends to and pops from, and of conds and loops: native
-`if` / `while` in the generated kernel, with a loop's history in growing buffers and the
-appends of a loop (however deeply nested in its conds and inner loops) writing the rows
-of one buffer."""
+"""Lowerings of conds and loops: native `if` / `while` in the generated kernel, with a
+loop's history in growing buffers."""
 
-from .codegen import Val, _assign, _out, lowering, np_name
-
-
-def list_chain(graph, k, j):
-    """How `graph`'s output k is its input j with rows appended: the steps of
-    ops.control.row_chain (pushes, conds, loops), when each list value on the way goes to
-    one of them only, and the conds and loops are such chains inside too. Then every
-    push, however deep, can write the next row of one shared buffer (earlier values, its
-    prefixes, never see that row). None otherwise."""
-    from ..ops.control import row_chain
-    root, kinds, steps = row_chain(graph, graph.outputs[k])
-    if root is not graph.inputs[j] or kinds - {"push"}:
-        return None
-    growers = {}  # value id -> how many pushes, conds and loops take it
-    for node in graph.nodes:
-        if node.op.name in ("TensorListPushBack", "If", "While"):
-            for x in {id(x) for x in node.inputs}:
-                growers[x] = growers.get(x, 0) + 1
-    for node, m in steps:
-        if node.op.name == "If":
-            if any(list_chain(node.attrs[key], *m) is None for key in ("then", "else")):
-                return None
-            taken = node.inputs[1 + m[1]]
-        elif node.op.name == "While":
-            if list_chain(node.attrs["body"], *m) is None:
-                return None
-            taken = node.inputs[m[0]]
-        else:
-            taken = node.inputs[0]
-        if growers.get(id(taken)) != 1:
-            return None
-    return steps
+from ...ops.control import IF, WHILE
+from .generator import Val, lowers
+from .lists import chain_bases, list_chain, share_rows
+from .text import np_name
 
 
-def _chain_bases(cg, node):
-    """{(output, input): row buffer} of the lists a cond or loop appends to for an outer
-    loop's list (see _list_chain)."""
-    entry, bases = cg.list_bases.get(id(node), (None, {}))
-    return bases if entry is node else {}
-
-
-@lowering("TensorListPushBack")
-def _push_back(cg, node):
-    b, item = cg.val(node.inputs[0]), cg.val(node.inputs[1])
-    y = node.outputs[0]
-    name = _assign(cg, cg.array(b))
-    n = f"{name}.shape[0]"
-    push, base = cg.list_bases.get(id(node), (None, None))
-    if push is not node:
-        base = None
-    if item.rank:
-        rows = cg.array(item)
-        if any(d is None for d in y._shape[1:]):
-            # An empty list started before its elements' unknown dimensions were known:
-            # its rows take the first element's shape.
-            cg.emit(f"if {n} == 0 and {name}.shape[1:] != {rows}.shape:")
-            cg.emit(f"    {name} = np.empty((0,) + {rows}.shape, {np_name(y.dtype)})")
-            if base is not None:
-                cg.emit(f"    {base} = np.empty((16,) + {rows}.shape, {np_name(y.dtype)})")
-        if None in b.shape[1:] or None in item.shape:  # else infer checked it
-            code = cg.error("list_element", node)
-            cg.emit(f"if {name}.shape[1:] != {rows}.shape: raise ValueError({code})")
-    if base is not None:  # `name` is base[:n]: write row n, amortized growth
-        cg.emit(f"if {n} == {base}.shape[0]:")
-        cg.emit(f"    {base} = grow_rows({base})")
-        cg.write_item(f"{base}[{n}]", item)  # a row is a C view: no reshape call
-        _out(cg, node, _assign(cg, f"{base}[:{n} + 1]"))
-        return
-    out = cg.new_array(y, [f"{n} + 1"] + [f"{name}.shape[{k}]" for k in range(1, b.rank)])
-    cg.emit(f"copy_flat({out}, 0, {name})")
-    cg.write_item(f"{out}[{n}]", item)
-    _out(cg, node, out)
-
-
-@lowering("TensorListPopBack")
-def _pop_back(cg, node):
-    x = cg.val(node.inputs[0])
-    name = cg.array(x)
-    if x.shape[0] is None or x.shape[0] == 0:
-        code = cg.error("empty_list", node)
-        cg.emit(f"if {name}.shape[0] == 0: raise ValueError({code})")
-    # Leading rows, or one row, of a C-contiguous array are C-contiguous (Numba agrees).
-    _out(cg, node, _assign(cg, f"{name}[:-1]"), x.layout, 0)
-    if x.rank == 1:
-        cg.local_scalar(node.outputs[1], f"{name}[{name}.shape[0] - 1]")
-    else:
-        _out(cg, node, _assign(cg, f"{name}[{name}.shape[0] - 1]"), x.layout, 1)
-
-
-# -- control flow: native if / while ------------------------------------------------------------
-
-@lowering("If")
+@lowers(IF)
 def _if(cg, node):
     pred = cg.scalar(cg.val(node.inputs[0]))
     captured = [cg.val(x) for x in node.inputs[1:]]
@@ -105,7 +18,8 @@ def _if(cg, node):
         cg.emit(f"if {pred}:" if keyword == "if" else "else:")
         cg.depth += 1
         start = len(cg.lines)
-        outs = cg.subgraph(graph, captured, node, _chain_bases(cg, node))
+        outs = cg.subgraph(graph, captured, node,
+                           share_rows(cg, chain_bases(cg, node), node))
         for name, v, scalar in zip(names, outs, scalars):
             cg.emit(f"{name} = {cg.typed_scalar(v) if scalar else cg.array(v)}")
             layouts.append(v.layout)
@@ -120,7 +34,7 @@ def _if(cg, node):
         cg.define(y, Val(name, y.dtype, y._shape, layout))
 
 
-@lowering("While")
+@lowers(WHILE)
 def _while(cg, node):
     n = node.attrs["n_vars"]
     initial = [cg.val(x) for x in node.inputs[:n]]
@@ -134,7 +48,7 @@ def _while(cg, node):
     scalars = {i for i, (v, y) in enumerate(zip(initial, outs)) if v.rank == 0 and
                y._shape == ()}
     list_bases = {}
-    outer_bases = _chain_bases(cg, node)
+    outer_bases = chain_bases(cg, node)
     for i, (name, v) in enumerate(zip(names, initial)):
         if i in scalars:
             cg.emit(f"{name} = {cg.typed_scalar(v)}")
@@ -155,15 +69,15 @@ def _while(cg, node):
     loop = [Val(None, v.dtype, (), scalar=name, local=True) if i in scalars else
             Val(name, v.dtype, y._shape, "C")
             for i, (name, v, y) in enumerate(zip(names, initial, outs))]
-    from ..ops.control import history_by_length
-    from ..ops.draws import draw_variables
+    from ...ops.control import history_by_length
+    from ...ops.draws import draw_variables
     by_length = history_by_length(node.attrs)
     after_step = draw_variables(node.attrs)  # their history: the value after each step
     buffers = {}  # a list's history is its length at each step
     for i in (i for i, keep in enumerate(histories) if keep):
         rows = "16" if i in by_length or i in scalars else f"(16,) + {names[i]}.shape"
         dtype = "np.int32" if i in by_length else np_name(loop[i].dtype)
-        buffers[i] = _assign(cg, f"np.empty({rows}, {dtype})")
+        buffers[i] = cg.assign(f"np.empty({rows}, {dtype})")
     count = cg.fresh("count")
     cg.emit(f"{count} = 0")
     cg.emit("while True:")
@@ -175,10 +89,11 @@ def _while(cg, node):
         if i not in after_step:
             _store_step(cg, node, h, i, names[i], count, i in by_length, i in scalars,
                         None in outs[i]._shape)
-    new = cg.subgraph(node.attrs["body"], loop + captured, node, list_bases)
+    new = cg.subgraph(node.attrs["body"], loop + captured, node,
+                      share_rows(cg, list_bases, node))
     temps = []
     for i, v in enumerate(new):
-        temps.append(_assign(cg, cg.typed_scalar(v) if i in scalars else cg.contiguous(v)))
+        temps.append(cg.assign(cg.typed_scalar(v) if i in scalars else cg.contiguous(v)))
     for name, t in zip(names, temps):
         cg.emit(f"{name} = {t}")
     for i, h in buffers.items():
@@ -195,9 +110,9 @@ def _while(cg, node):
         if i in scalars:
             cg.define(outs[i], loop[i])
         else:
-            _out(cg, node, names[i], "C", i)
+            cg.output(node, names[i], "C", i)
         if i in buffers:
-            _out(cg, node, _assign(cg, f"{buffers[i]}[:{count}]"), "C", n + i)
+            cg.output(node, cg.assign(f"{buffers[i]}[:{count}]"), "C", n + i)
         else:
             cg.define(outs[n + i], Val(None, outs[n + i].dtype, outs[n + i]._shape,
                                        scalar="None"))

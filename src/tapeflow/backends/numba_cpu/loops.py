@@ -1,149 +1,23 @@
-"""Fused loops: which nodes a kernel runs as members of one loop nest (elementwise chains
-and the reductions that consume them), the expansion of their table templates into
-typed scalar expressions, and the loop nests themselves (flat where every input is read
-whole and C-contiguous, with run-time strides where a size is known only then)."""
-
-import re
+"""Fused loops: the loop nest of a fusion group (elementwise members and the reductions
+that consume them), flat where every input is read whole and C-contiguous, with
+run-time strides where a size is known only then. Each member's element comes from its
+lowering (a generator.FusedMember: its template, or elementwise.py's); each reduction
+accumulates as its entry's `reduction` kind says."""
 
 import numpy as np
 
-from .. import dtypes
-from ..tensor import Symbolic
-from .codegen import (
-    _SUFFIX,
-    SUPPORTED_DTYPES,
-    Unsupported,
-    Val,
-    _assign,
-    _index,
-    _tuple,
-    literal,
-    np_name,
-)
-
-# -- what fuses ---------------------------------------------------------------------------
-
-# Ops that run as members of a fused loop although the table does not flag them
-# elementwise: each reads its inputs broadcast to its output shape.
-_LOOP_MEMBERS = frozenset({"BroadcastTo", "ZerosLike", "OnesLike", "BiasAdd"})
-
-
-def _dtypes_ok(node):
-    return all(x.dtype.name in SUPPORTED_DTYPES for x in list(node.inputs) + node.outputs)
-
-
-def fusible(node):
-    """What the CPU backend fuses: see passes.fusion_plan."""
-    name = node.op.name
-    if not _dtypes_ok(node):
-        return None
-    if node.op.reduction is not None:
-        return "reduction"
-    if (node.op.elementwise and name in ELEMENTWISE_OK) or name in _LOOP_MEMBERS:
-        return "elementwise"
-    return None
-
-
-# Elementwise table entries whose `emit` template this backend can expand.
-ELEMENTWISE_OK = frozenset({
-    "TanhGrad", "SigmoidGrad", "ReciprocalGrad", "SqrtGrad", "RsqrtGrad", "ReluGrad", "EluGrad",
-    "SoftplusGrad", "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow",
-    "Maximum", "Minimum", "SquaredDifference", "Neg", "Square", "Sqrt", "Rsqrt",
-    "Reciprocal", "Exp", "Expm1", "Erf", "Erfc", "Log", "Log1p", "Sin", "Cos", "Tan", "Tanh",
-    "Sigmoid",
-    "Abs", "Sign", "Round", "Floor", "Ceil", "Relu", "Elu", "Softplus", "Identity",
-    "StopGradient", "Cast", "Less", "LessEqual", "Greater", "GreaterEqual", "Equal",
-    "NotEqual", "LogicalAnd", "LogicalOr", "LogicalNot", "SelectV2", "ClipByValue",
-    "LeakyReluGrad", "LeakyRelu", "Relu6Grad", "Relu6", "BitwiseAnd", "BitwiseOr", "BitwiseXor",
-    "Invert",
-})
-
-
-# -- template expansion ----------------------------------------------------------------------
-
-_ARG = re.compile(r"\{(\d+)\}")
-_NUMBER = re.compile(r"(?<![\w.])(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?(?![\w.])")
-_HELPER = re.compile(r"\b([a-z0-9]+)_f\(")
-
-
-def _compute_dtype(node):
-    """The dtype a template's literals take: its first non-bool input's."""
-    for x in node.inputs:
-        if not x.dtype.is_bool:
-            return x.dtype
-    return node.outputs[0].dtype
-
-
-def expand(node, operands, const_values):
-    """The scalar expression of elementwise `node` over operand variables.
-
-    const_values: for each operand, its value when it is a scalar constant (Pow uses it to
-    emit x * x for x ** 2), else None.
-    """
-    name = node.op.name
-    out = node.outputs[0].dtype
-    if name == "Cast":
-        if out.is_bool:
-            return f"({operands[0]} != 0)"
-        return f"{np_name(out)}({operands[0]})"
-    if name in ("ZerosLike", "OnesLike"):
-        return literal(0 if name == "ZerosLike" else 1, out)
-    if name == "BroadcastTo":
-        return operands[0]
-    if name == "BiasAdd":
-        return f"{operands[0]} + {operands[1]}"
-    dt = _compute_dtype(node)
-    if name == "Pow":
-        x, y = operands
-        if dt.is_integer:
-            return f"ipow({x}, {y})"
-        exponent = const_values[1]
-        if exponent is not None and exponent in (1.0, 2.0, 3.0):
-            return " * ".join([x] * int(exponent))
-        return f"{x} ** {y}"
-    template = _ARG.sub(lambda m: f"ARG{m.group(1)}_", node.op.emit)
-    template = _NUMBER.sub(lambda m: literal(float(m.group(0)) if dt.is_floating
-                                             else int(float(m.group(0))), dt), template)
-    for key, value in node.attrs.items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            template = re.sub(rf"\b{re.escape(key)}\b", literal(value, dt), template)
-    template = template.replace("max(", "maximum(").replace("min(", "minimum(")
-    template = _HELPER.sub(lambda m: _helper_name(m.group(1), dt), template)
-    template = _macros(template, dt)
-    return re.sub(r"ARG(\d+)_", lambda m: operands[int(m.group(1))], template)
-
-
-def _helper_name(base, dt):
-    if base == "sign":
-        return f"sign_{_SUFFIX.get(dt.name, 'int')}("
-    if base in ("round", "floor", "ceil"):
-        return {"round": "rint(", "floor": "floor(", "ceil": "ceil("}[base] \
-            if dt.is_floating else "("
-    suffix = _SUFFIX.get(dt.name)
-    if suffix is None:
-        raise Unsupported(f"{base} of {dt.name}")
-    return f"{base}_{suffix}("
-
-
-def _macros(text, dt):
-    # sign: inline and typed, so that float32 stays float32.
-    one = literal(1, dt)
-    text = re.sub(r"sign_(?:f32|f64|int)\((ARG\d+_)\)",
-                  lambda m: f"({one} if {m.group(1)} > 0 else (-{one} if {m.group(1)} < 0 "
-                            f"else {m.group(1)}))", text)
-    # softplus_f32: two helpers LLVM inlines, not one it does not (see kernels.py).
-    return re.sub(r"softplus_f32\((ARG\d+_)\)",
-                  lambda m: f"softplus_tail_f32({m.group(1)}, exp_f32(-abs({m.group(1)})))",
-                  text)
-
+from ... import dtypes
+from ...tensor import Symbolic
+from .generator import Val, lowering_of
+from .text import Unsupported, cast, literal, np_name, scalar_value, subscript, tuple_expr
 
 # -- fused loops --------------------------------------------------------------------------------
 
 # Elements per chunk of a fused loop that ends in a reduction (its buffer stays in L1).
 CHUNK = 1024
 
-_ACC = {"Sum": "sum", "Mean": "sum", "Prod": "prod", "Max": "max", "Min": "min",
-        "All": "all", "Any": "any"}
+# What a reduction kind accumulates (a mean is a sum divided at the end).
+_ACCUMULATES = {"mean": "sum"}
 
 
 class _Read:
@@ -193,14 +67,7 @@ class _FusedLoop:
         x = node.inputs[i]
         if isinstance(x, Symbolic) and id(x) in self.members:
             return self.temps[id(x)]
-        dims = None
-        if node.op.name == "BiasAdd" and i == 1:
-            data_format = node.attrs.get("data_format")
-            rank = self.rank
-            axis = 1 if data_format and data_format.startswith("NC") and rank > 2 \
-                else rank - 1
-            dims = (axis,)
-        return self.read(x, dims).var
+        return self.operand_read(node, i).var
 
     def broadcast_unknown_sizes(self):
         """Inputs whose sizes along one dimension are all unknown while tracing may
@@ -261,16 +128,16 @@ class _FusedLoop:
                      and r.flags[r.dims.index(d)] == "runtime"]
             if source is None and g.shape[d] is None and sizes:
                 # Sizes all unknown while tracing: the first that is not 1 (checked below).
-                name = _assign(cg, sizes[0])
+                name = cg.assign(sizes[0])
                 for size in sizes[1:]:
                     cg.emit(f"if {name} == 1: {name} = {size}")
                 bounds.append(name)
                 continue
-            if source is None:
-                for node in g.nodes:
-                    if node.op.name == "BroadcastTo":
-                        source = cg.runtime_ints([node.attrs["shape"][d]])[0]
-                        break
+            for node in g.nodes if source is None else ():
+                bound = lowering_of(node.op).bound
+                if bound is not None:
+                    source = cg.runtime_ints([bound(node, d)])[0]
+                    break
             if source is None and g.shape[d] is not None:
                 source = cg.runtime_ints([g.shape[d]])[0]
             if source is None:
@@ -309,7 +176,7 @@ class _FusedLoop:
                     r.var = r.val.scalar
                 else:
                     r.var = cg.fresh("s")
-                    cg.emit(f"{r.var} = {r.val.name}{_index(['0'] * r.val.rank)}")
+                    cg.emit(f"{r.var} = {r.val.name}{subscript(['0'] * r.val.rank)}")
             else:
                 r.var = cg.fresh("r")
         flat = rank >= 1 and all(r.mode == "scalar" or (r.mode == "full" and r.val.layout == "C")
@@ -342,7 +209,7 @@ class _FusedLoop:
             def flat(name):
                 # kernels.flat_view, not a reshape (a runtime call); a vector is its own.
                 # Sizes are checked above where tracing left them open.
-                return name if rank == 1 else _assign(cg, f"flat_view({name})")
+                return name if rank == 1 else cg.assign(f"flat_view({name})")
             for r in self.reads.values():
                 if r.mode == "full":
                     r.flat = flat(cg.array(r.val))
@@ -435,13 +302,8 @@ class _FusedLoop:
                 r.flat = whole[id(r)]
 
     def operand_read(self, node, i):
-        dims = None
-        if node.op.name == "BiasAdd" and i == 1:
-            data_format = node.attrs.get("data_format")
-            axis = 1 if data_format and data_format.startswith("NC") and self.rank > 2 \
-                else self.rank - 1
-            dims = (axis,)
-        return self.read(node.inputs[i], dims)
+        spans = lowering_of(node.op).operand_dims
+        return self.read(node.inputs[i], spans(node, i, self.rank) if spans else None)
 
     def body(self, indices, writes, reductions, flat):
         cg = self.cg
@@ -453,26 +315,22 @@ class _FusedLoop:
             else:
                 idx = [f"{indices[d]} * {self.strides[(id(r), k)]}" if r.flags[k] == "runtime"
                        else "0" if r.flags[k] else indices[d] for k, d in enumerate(r.dims)]
-                cg.emit(f"{r.var} = {cg.array(r.val)}{_index(idx)}")
+                cg.emit(f"{r.var} = {cg.array(r.val)}{subscript(idx)}")
         for node in self.g.nodes:
+            member = lowering_of(node.op)
             operands = [self.operand(node, i) for i in range(len(node.inputs))]
-            consts = [_scalar_value(x) for x in node.inputs]
-            expr = expand(node, operands, consts)
+            consts = [scalar_value(x) for x in node.inputs]
+            expr = member.expression(node, operands, consts)
             t = cg.fresh("e")
-            out = node.outputs[0].dtype
-            if _needs_cast(node):
-                expr = f"{np_name(out)}({expr})"
+            if _needs_cast(node, member):
+                expr = cast(expr, node.outputs[0].dtype)
             cg.emit(f"{t} = {expr}")
-            if node.op.name == "Pow" and out.is_integer:
-                code = cg.error("negative_power", node)
-                cg.emit(f"if {operands[1]} < 0: raise ValueError({code})")
-            if node.op.name in ("FloorDiv", "FloorMod") and out.is_integer:
-                code = cg.error("division_by_zero", node)
-                cg.emit(f"if {operands[1]} == 0: raise ValueError({code})")
+            if member.check is not None:
+                member.check(cg, node, operands)
             self.temps[id(node.outputs[0])] = t
         for node, name in writes:
             idx = [indices[0]] if flat else indices
-            cg.emit(f"{name}{_index(idx)} = {self.temps[id(node.outputs[0])]}")
+            cg.emit(f"{name}{subscript(idx)} = {self.temps[id(node.outputs[0])]}")
         for red in reductions:
             red.index = indices[0] if flat else None
             red.update()
@@ -483,34 +341,19 @@ class _FusedLoop:
         return self.read(x).var
 
 
-_BOOL_RESULTS = frozenset({"Less", "LessEqual", "Greater", "GreaterEqual", "Equal",
-                           "NotEqual", "LogicalAnd", "LogicalOr", "LogicalNot"})
-
-
-def _needs_cast(node):
-    """Whether Numba's type for the expanded template may differ from the node's dtype.
-    Float arithmetic on operands and typed literals of one float type keeps that type, and
-    comparisons give bool; integer arithmetic widens to int64 and must be cast back (which
-    also gives NumPy's wrap-around)."""
-    name = node.op.name
+def _needs_cast(node, member):
+    """Whether Numba's type for the member's expression may differ from the node's dtype
+    (the member says, or else: float arithmetic on operands and typed literals of one
+    float type keeps that type; integer arithmetic widens to int64 and must be cast back,
+    which also gives NumPy's wrap-around)."""
+    if member.cast is not None:
+        said = member.cast(node)
+        if said is not None:
+            return said
     out = node.outputs[0].dtype
-    if name in ("Cast", "FloorDiv", "FloorMod", "Pow"):
-        return True
-    if out.is_bool:
-        return name not in _BOOL_RESULTS
     if out.is_floating:
-        return not all(x.dtype is out for x in node.inputs
-                       if not x.dtype.is_bool and name not in ("ZerosLike", "OnesLike"))
+        return not all(x.dtype is out for x in node.inputs if not x.dtype.is_bool)
     return True
-
-
-def _scalar_value(x):
-    if isinstance(x, Symbolic):
-        return None
-    a = np.asarray(x._value)
-    if a.size != 1:
-        return None
-    return float(a.reshape(-1)[0]) if a.dtype.kind in "fiu" else None
 
 
 class _Reduction:
@@ -519,7 +362,7 @@ class _Reduction:
 
     def __init__(self, loop, node):
         self.loop, self.cg, self.node = loop, loop.cg, node
-        self.kind = _ACC[node.op.name]
+        self.kind = _ACCUMULATES.get(node.op.reduction, node.op.reduction)
         self.axes = set(node.attrs["axis"])
         self.keepdims = node.attrs["keepdims"]
         rank = loop.rank
@@ -580,17 +423,17 @@ class _Reduction:
         cg = self.cg
         kept = ["1" if d in self.axes else b for d, b in enumerate(self.loop.bounds)]
         self.array = cg.fresh("acc")
-        cg.emit(f"{self.array} = np.full({_tuple(kept)}, {self.initial()}, "
+        cg.emit(f"{self.array} = np.full({tuple_expr(kept)}, {self.initial()}, "
                 f"{np_name(self.acc_dt)})")
 
-    def _acc_index(self, upto):
+    def _accsubscript(self, upto):
         idx = []
         for d in range(self.loop.rank):
             if d in self.axes or d >= upto:
                 idx.append("0")
             else:
                 idx.append(self.loop.indices[d])
-        return _index(idx)
+        return subscript(idx)
 
     def init(self, depth):
         start = 0 if self.full else self.suffix
@@ -605,7 +448,7 @@ class _Reduction:
         elif self.scalar is not None:
             self.cg.emit(f"{self.scalar} = {self.step(self.scalar, value)}")
         else:
-            target = f"{self.array}{self._acc_index(self.loop.rank)}"
+            target = f"{self.array}{self._accsubscript(self.loop.rank)}"
             self.cg.emit(f"{target} = {self.step(target, value)}")
 
     def drain(self, count):
@@ -616,7 +459,7 @@ class _Reduction:
     def combine(self, depth):
         if self.full or self.scalar is None or depth != self.suffix:
             return
-        target = f"{self.array}{self._acc_index(self.suffix)}"
+        target = f"{self.array}{self._accsubscript(self.suffix)}"
         self.cg.emit(f"{target} = {self.step(target, self.scalar)}")
 
     def finish(self):
@@ -627,20 +470,20 @@ class _Reduction:
         out_np = np_name(out.dtype)
         if self.full:
             s = self.scalar
-            if node.op.name == "Mean":
+            if node.op.reduction == "mean":
                 value = (f"{out_np}({s} / np.float64({count}))" if out.dtype.is_floating
                          else f"int_mean({out_np}({s}), {count})")
             else:
                 value = f"{out_np}({s})"
             if not (self.keepdims and rank):
-                cg.local_scalar(out, s if node.op.name != "Mean" else value)
+                cg.local_scalar(out, s if node.op.reduction != "mean" else value)
                 return
             name = cg.fresh()
-            cg.emit(f"{name} = np.empty({_tuple(['1'] * rank)}, {out_np})")
-            cg.emit(f"{name}{_index(['0'] * rank)} = {value}")
+            cg.emit(f"{name} = np.empty({tuple_expr(['1'] * rank)}, {out_np})")
+            cg.emit(f"{name}{subscript(['0'] * rank)} = {value}")
         else:
             a = self.array
-            if node.op.name == "Mean":
+            if node.op.reduction == "mean":
                 if out.dtype.is_floating:
                     a = f"({a} / np.float64({count})).astype({out_np})"
                 else:
@@ -649,6 +492,11 @@ class _Reduction:
                 a = f"{a}.astype({out_np})"
             if not self.keepdims:
                 shape = [b for d, b in enumerate(bounds) if d not in self.axes]
-                a = f"{a}.reshape({_tuple(shape)})"
-            name = _assign(cg, a)
+                a = f"{a}.reshape({tuple_expr(shape)})"
+            name = cg.assign(a)
         cg.define(out, Val(name, out.dtype, out._shape, "C"))
+
+
+def emit_group(cg, group):
+    """Emits a fusion group as one loop nest (Codegen's emit_group)."""
+    _FusedLoop(cg, group).emit()

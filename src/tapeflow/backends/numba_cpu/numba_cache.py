@@ -17,8 +17,12 @@ import os
 import pickle
 import sys
 
-from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile
-from numba.core.caching import InTreeCacheLocator
+from numba.core.caching import (
+    CompileResultCacheImpl,
+    FunctionCache,
+    IndexDataCacheFile,
+    InTreeCacheLocator,
+)
 
 from . import cache_store
 

@@ -31,9 +31,15 @@ _importers = {}  # module name -> how many compiles need it importable now
 
 
 def _helper_sources():
-    from . import kernels, microgemm, numpy_blas
+    """The text of every module of kernels/ (the helpers' jit options included)."""
+    import importlib
+
+    from . import kernels
+    from .kernels import numpy_blas
+    modules = [kernels] + [importlib.import_module(f"{kernels.__name__}.{name}")
+                           for name in kernels.SOURCE_MODULES]
     parts = []
-    for module in (kernels, microgemm, numpy_blas):
+    for module in modules:
         with open(module.__file__, "rb") as f:
             parts.append(f.read())
     # Kernels link to NumPy's bundled BLAS by symbol name: a NumPy upgrade recompiles.
@@ -48,7 +54,7 @@ def salt():
         import llvmlite
         import numba
 
-        from .. import __version__
+        from ... import __version__
         h = hashlib.sha256()
         for part in (f"tapeflow {__version__}", f"numba {numba.__version__}",
                      f"llvmlite {llvmlite.__version__}"):
@@ -118,7 +124,7 @@ def _write_source(path, source):
 
 
 def _evict(folder):
-    from ..config import settings
+    from ...config import settings
     if settings.cache_max_bytes is not None:
         cache_store.evict(folder, settings.cache_max_bytes)
 

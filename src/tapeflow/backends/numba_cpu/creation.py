@@ -1,0 +1,59 @@
+"""Lowerings of the ops that make new tensors: Fill, ConstFill, Eye, Range, LinSpace."""
+
+from ...ops.creation import CONST_FILL, EYE, FILL, LINSPACE, RANGE
+from ...ops.shape import GATHER
+from ...tensor import Symbolic
+from .generator import lowers
+from .text import literal, np_name, scalar_value
+
+
+@lowers(FILL)
+def _fill(cg, node):
+    v = cg.val(node.inputs[0])
+    y = node.outputs[0]
+    shape = cg.runtime_ints(node.attrs["shape"])
+    cg.output(node, cg.new_array(y, shape, fill=cg.scalar(v)))
+
+
+@lowers(CONST_FILL)
+def _const_fill(cg, node):
+    y = node.outputs[0]
+    shape = cg.runtime_ints(node.attrs["shape"])
+    cg.output(node, cg.new_array(y, shape, fill=literal(node.attrs["value"], y.dtype)))
+
+
+@lowers(EYE)
+def _eye(cg, node):
+    y = node.outputs[0]
+    rows, cols = cg.runtime_ints([node.attrs["num_rows"], node.attrs["num_columns"]])
+    cg.output(node, cg.assign(f"np.eye({rows}, {cols}, 0, {np_name(y.dtype)})"))
+
+
+@lowers(RANGE)
+def _range(cg, node):
+    s, l, d = (cg.scalar(cg.val(x)) for x in node.inputs)
+    y = node.outputs[0]
+    code = cg.error("range", node)
+    cg.emit(f"if {d} == 0 or ({d} > 0 and {s} > {l}) or ({d} < 0 and {s} < {l}): "
+            f"raise ValueError({code})")
+    readers = cg.consumers.get(id(y), [])
+    if readers and id(y) not in cg.outputs_ids and all(
+            r.op is GATHER and r.inputs[1] is y and r.inputs[0] is not y and
+            r.attrs["batch_dims"] == 0 for r in readers):
+        # Only gathers read it (a slice with tensor bounds, a list's first rows): they
+        # take a strided view, so the indices are never written out.
+        start, count, step = cg.assign(s), cg.fresh("n"), cg.assign(d)
+        cg.emit(f"{count} = ({l} - {start} + {step} - 1) // {step} if {step} > 0 else "
+                f"({start} - {l} - {step} - 1) // -{step}")
+        unit = not isinstance(node.inputs[2], Symbolic) and scalar_value(node.inputs[2]) == 1
+        cg.ranges[id(y)] = (start, count, None if unit else step)
+        return
+    cg.output(node, cg.assign(f"np.arange({s}, {l}, {d}).astype({np_name(y.dtype)})"))
+
+
+@lowers(LINSPACE)
+def _linspace(cg, node):
+    s, e, n = (cg.scalar(cg.val(x)) for x in node.inputs)
+    y = node.outputs[0]
+    cg.output(node, cg.assign(f"np.linspace(np.float64({s}), np.float64({e}), int({n}))"
+                               f".astype({np_name(y.dtype)})"))

@@ -1,0 +1,20 @@
+"""The Numba helpers generated kernels call, by kind: scalar_math (the elementwise
+templates' polynomial helpers, inlined and vectorized by LLVM), arrays (kernels of the ops
+that are not loops over elements), gemm (matrix products through NumPy's OpenBLAS,
+numpy_blas, or tapeflow's own float32 product, microgemm).
+
+Every module here is part of every generated kernel's cache key (numba_cpu/cache.py):
+editing one invalidates the compiled kernels.
+"""
+
+from numba import njit
+
+# The modules whose public functions generated kernels import by name.
+HELPER_MODULES = ("scalar_math", "arrays", "gemm")
+# Every module whose source the compiled kernels depend on.
+SOURCE_MODULES = HELPER_MODULES + ("microgemm", "numpy_blas")
+
+
+def helper(fn):
+    """Every helper: nopython, the NumPy error model (x / 0 is inf, not an exception)."""
+    return njit(error_model="numpy", nogil=True, fastmath={"contract"})(fn)
