@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import tapeflow as tf
 from tapeflow.autodiff.jacobian import _vectorized_jacobian
 from tapeflow.ops import batch_rules  # noqa: F401  (attaches the rules to the table)
-from tapeflow.ops.batching import NoVectorizedForm
+from tapeflow.ops.batching import Batched, NotBatchable, NoVectorizedForm, vectorized
 from tapeflow.ops.registry import OPS, bind
 from tests.op_samples.common import (
     FINITE_DIFFERENCE,
@@ -21,6 +21,7 @@ from tests.op_samples.common import (
     draw_case,
     draw_rng,
     nonempty_wrt,
+    sampled_ops,
     smooth_ops,
 )
 
@@ -260,3 +261,48 @@ def test_gradient_that_reads_numpy_falls_back_to_the_loop():
         tape.watch(x)
         y = square(x)
     np.testing.assert_allclose(tape.jacobian(y, x).numpy(), np.diag([2.0, 4.0, 6.0]))
+
+
+def _example(array, k, rng):
+    """Example k of a stack: the sample itself, then its elements shuffled."""
+    if k == 0 or array.size < 2:
+        return array
+    return rng.permutation(array.ravel()).reshape(array.shape)
+
+
+@pytest.mark.parametrize("name", sampled_ops(lambda op: not _has_no_vectorized_form(op)))
+@given(data=st.data())
+def test_batching_rule_runs_each_example(name, data):
+    """The op on a stack of 2 examples (some float inputs Batched, the others shared) by
+    its batching rule equals the op run on each example: every rule runs here, also
+    those no gradient rule reaches (L2Loss on a stack, a reduction's default rule)."""
+    op = OPS[name]
+    case = draw_case(data, name)
+    floats = [i for i, a in enumerate(case.inputs) if a.dtype.kind == "f"]
+    if not floats:  # a vectorized walk stacks cotangents only
+        return
+    rng = draw_rng(data)
+    stacked = [i in floats and data.draw(st.booleans(), label=f"input {i} batched")
+               for i in range(len(case.inputs))]
+    stacked[floats[0]] = stacked[floats[0]] or not any(stacked)
+    examples = [[_example(a, k, rng) if s else a for a, s in zip(case.inputs, stacked)]
+                for k in range(2)]
+    inputs = [Batched(tf.constant(np.stack([e[i] for e in examples]))) if s
+              else tf.constant(a) for i, (a, s) in enumerate(zip(case.inputs, stacked))]
+    try:
+        with vectorized():
+            outputs = as_outputs(op, bind(op, inputs, case.attrs))
+    except NotBatchable:
+        # A rule may refuse to stack some inputs (PadV2's constant_values): the jacobian
+        # then runs its per-row loop. Every rule stacks the first float input alone.
+        assert stacked != [i == floats[0] for i in range(len(stacked))], (
+            f"{name}: the batching rule refused to stack input {floats[0]} alone")
+        return
+    tol = TOLERANCE["float64"]
+    for k, example in enumerate(examples):
+        with np.errstate(all="ignore"):
+            expected = as_outputs(op, op.eager(*example, **case.attrs))
+        for out, want in zip(outputs, expected):
+            got = out.inner.numpy()[k] if type(out) is Batched else out.numpy()
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=tol["rtol"],
+                                       atol=tol["atol"], err_msg=f"{name}: example {k}")

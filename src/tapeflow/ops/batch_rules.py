@@ -436,7 +436,12 @@ def _segment_sum(op, inputs, attrs, batch):
     segments = attrs["num_segments"]
     from ..tensor import wrap
     offsets = np.arange(batch, dtype=ids.dtype._np).reshape((batch,) + (1,) * len(ids._shape))
-    flat_ids = _bind(ADD, [stacked(ids, batch), wrap(offsets * segments)])
+    stacked_ids = stacked(ids, batch)
+    shifted = _bind(ADD, [stacked_ids, wrap(offsets * segments)])
+    # A negative id drops its row, as TensorFlow does; shifted, it would land in the
+    # previous example's last segment.
+    kept = _bind(GREATER, [stacked_ids, wrap(np.asarray(-1, dtype=ids.dtype._np))])
+    flat_ids = _bind(SELECT, [kept, shifted, stacked_ids])
     out = bind(op, [stacked(data, batch), flat_ids], {"num_segments": batch * segments})
     return Batched(_reshape(out, (batch, segments) + tuple(data._shape[len(ids._shape):])))
 
