@@ -1,0 +1,171 @@
+"""The package's structure, checked on its source: its layers import downward only."""
+
+import ast
+from pathlib import Path
+
+import tapeflow
+
+PACKAGE = Path(tapeflow.__file__).parent
+
+
+# -- layers ---------------------------------------------------------------------------------
+# src/tapeflow's units (a subpackage, or a top-level module) import downward only, bottom
+# first: a module may import modules of its own layer and of lower ones, at module level
+# or inside a function alike (an import graph read with ast).
+LAYERS = (
+    ("errors", "dtypes", "context", "config", "nest", "source", "tensor"),
+    ("ops", "printing"),  # printing: tf.print's op
+    ("autodiff", "graph"),
+    ("backends",),
+    ("variable", "tracking", "module", "math", "nn", "linalg", "random", "autograph",
+     "keras", "saved_model", "train", "experimental", "__init__"),
+)
+
+# Upward imports not removed yet: (importing module, or a package for all its modules;
+# the unit imported) -> why it is still there.
+_CONTROL_FLOW = ("tf.cond and tf.while_loop trace their branches and bodies into sub-graphs "
+                 "(graph.ir, graph.trace), convert them with AutoGraph and replay them "
+                 "(graph.execute): that half of ops/control.py belongs in graph/")
+ALLOWED_UPWARD = {
+    ("tapeflow.ops.control", "graph"): _CONTROL_FLOW,
+    ("tapeflow.ops.control", "autodiff"): (
+        "the While gradient stops outer tapes from recording its reverse loop"),
+    ("tapeflow.ops.draws", "graph"): (
+        "a branch's random draws are exported by tracing zeros into the other branches"),
+    ("tapeflow.ops.random", "graph"): (
+        "nested_draws finds the random ops inside sub-graphs by their Graph type"),
+    ("tapeflow.config", "backends"): (
+        "tf.config's clear_cache empties the CPU backend's cache directory"),
+    ("tapeflow.graph.compile_worker", "backends"): (
+        "tf.function compiles with the one backend there is; backends registering "
+        "themselves as they load would remove it"),
+    ("tapeflow.backends", "__init__"): "the package's __version__ keys the compile cache",
+}
+
+
+def _allowed(importer, imported):
+    return any(unit == _unit(imported) and (importer == where or importer.startswith(where + "."))
+               for where, unit in ALLOWED_UPWARD)
+
+
+def _module_name(path):
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules():
+    return {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _imported_modules(name, is_package, text, modules):
+    """The tapeflow modules that module `name` (source `text`) imports anywhere in it:
+    `from . import x` is an import of module x where x is one, else of the package."""
+    package = name if is_package else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(text, name)):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                base = package.split(".")
+                source = ".".join(base[:len(base) - node.level + 1] + ([source] if source else []))
+            targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules
+                       else source for alias in node.names]
+        else:
+            continue
+        found.update(target for target in targets if target in modules and target != name)
+    return found
+
+
+def _import_graph():
+    modules = _modules()
+    return {name: _imported_modules(name, path.name == "__init__.py", path.read_text(), modules)
+            for name, path in modules.items()}
+
+
+def _unit(module):
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _layer(unit):
+    for level, units in enumerate(LAYERS):
+        if unit in units:
+            return level
+    raise AssertionError(f"tapeflow.{unit} belongs to no layer of LAYERS")
+
+
+def _cycle(edges):
+    """One cycle of the directed graph `edges` (node -> nodes) as a path, or None."""
+    state, path = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        path.append(node)
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == "open":
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        state[node] = "done"
+        path.pop()
+        return None
+
+    for node in sorted(edges):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def _allowed_removed(graph):
+    return {a: {b for b in bs if not _allowed(a, b)} for a, bs in graph.items()}
+
+
+def test_every_module_has_a_layer():
+    for name in _modules():
+        _layer(_unit(name))
+
+
+def test_layers_import_downward_only():
+    upward = sorted(f"{a} imports {b}" for a, bs in _allowed_removed(_import_graph()).items()
+                    for b in bs if _layer(_unit(b)) > _layer(_unit(a)))
+    assert not upward, "imports of a higher layer:\n" + "\n".join(upward)
+
+
+def test_no_import_cycle_between_subpackages():
+    units = {}
+    for a, bs in _allowed_removed(_import_graph()).items():
+        units.setdefault(_unit(a), set()).update(_unit(b) for b in bs if _unit(b) != _unit(a))
+    cycle = _cycle(units)
+    assert cycle is None, "an import cycle between units: " + " -> ".join(cycle)
+
+
+def test_no_import_cycle_inside_backends():
+    inside = {a: {b for b in bs if _unit(b) == "backends"}
+              for a, bs in _import_graph().items() if _unit(a) == "backends"}
+    cycle = _cycle(inside)
+    assert cycle is None, "an import cycle inside backends/: " + " -> ".join(cycle)
+
+
+def test_allowed_upward_imports_are_still_there():
+    graph = _import_graph()
+    gone = sorted(f"{where} -> {unit}" for where, unit in ALLOWED_UPWARD if not any(
+        _unit(b) == unit and _allowed(a, b) and (a == where or a.startswith(where + "."))
+        for a, bs in graph.items() for b in bs))
+    assert not gone, "no longer imported, remove from ALLOWED_UPWARD: " + ", ".join(gone)
+
+
+def test_the_import_scan_sees_function_level_imports_and_cycles():
+    modules = {"tapeflow.context", "tapeflow.graph", "tapeflow.graph.trace",
+               "tapeflow.ops.control"}
+    text = ("from .. import context\n\n"
+            "def f():\n    from ..graph.trace import tracing\n    from ..graph import Graph\n")
+    assert _imported_modules("tapeflow.ops.control", False, text, modules) == {
+        "tapeflow.context", "tapeflow.graph.trace", "tapeflow.graph"}
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": {"c"}}) is None
