@@ -12,13 +12,16 @@ import tapeflow as tf
 from tapeflow.config import settings as tf_settings
 from tapeflow.graph.ir import Graph
 from tapeflow.graph.trace import tracing
-from tapeflow.ops import control
+from tapeflow.ops.structural import STRUCTURAL_OPS
 from tests.op_samples import STRUCTURAL_SAMPLES
 from tests.op_samples.common import FINITE_DIFFERENCE, draw_rng, dtype_of
 from tests.test_op_compiled import _compare
 from tests.test_op_gradients import _assert_close
 
-STRUCTURAL = sorted(op.name for op in (control.IF, control.WHILE))
+# The table's branches and loops: the structural entries that run sub-graphs of their own
+# (a call's is inlined before anything runs it).
+STRUCTURAL = sorted(name for name, op in STRUCTURAL_OPS.items()
+                    if op.subgraphs and not op.inlined)
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import tapeflow as tf
 from tapeflow.graph import passes
 from tapeflow.graph.ir import Graph, Node
 from tapeflow.graph.trace import tracing
-from tapeflow.ops.registry import OpDef
+from tapeflow.ops.structural import CALL
 from tapeflow.tensor import Symbolic
 
 
@@ -150,8 +150,7 @@ def test_fold_constants_never_folds_random_ops():
 
 def test_inline_calls_splices_the_callee():
     callee = trace(lambda x: tf.exp(x) + 1.0, ((3,), F32))
-    call = OpDef(name="Call", args=("x0",), infer=lambda *a, **k: None, eager=None,
-                 emit="call", differentiable=False)
+    call = CALL.specialized(args=("x0",), n_out=1)
     g = Graph("outer")
     with tracing(g):
         x = g.placeholder((3,), F32)

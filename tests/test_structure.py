@@ -1,9 +1,13 @@
-"""The package's structure, checked on its source: its layers import downward only."""
+"""The package's structure, checked on its source: its layers import downward only, and
+outside the op table nothing matches an op by its name (passes, backends and autodiff ask
+the op: its flags, its methods, or its identity)."""
 
 import ast
 from pathlib import Path
 
 import tapeflow
+from tapeflow.ops.registry import OPS
+from tapeflow.ops.structural import STRUCTURAL_OPS
 
 PACKAGE = Path(tapeflow.__file__).parent
 
@@ -169,3 +173,86 @@ def test_the_import_scan_sees_function_level_imports_and_cycles():
         "tapeflow.context", "tapeflow.graph.trace", "tapeflow.graph"}
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": {"c"}}) is None
+
+
+# -- op names -----------------------------------------------------------------------------
+
+OP_NAMES = frozenset(OPS) | frozenset(STRUCTURAL_OPS)
+
+
+def _defines_entries(path, tree):
+    """Whether a module of ops/ defines table entries: its ops may name themselves and
+    each other (a kernel shared by two ops, an error message)."""
+    return path.parent == PACKAGE / "ops" and any(
+        isinstance(node, ast.Call) and getattr(node.func, "id", None) in (
+            "register", "register_structural") for node in ast.walk(tree))
+
+
+def _is_op_name(expr, aliases):
+    """`<...>.op.name`, `op.name`, or a local variable assigned one of them."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "name":
+        inner = expr.value
+        return (isinstance(inner, ast.Attribute) and inner.attr == "op") or (
+            isinstance(inner, ast.Name) and inner.id in ("op", "opdef", "base"))
+    return isinstance(expr, ast.Name) and expr.id in aliases
+
+
+def _names_ops(expr):
+    """A string literal naming an op, or a tuple/list/set literal of such."""
+    if isinstance(expr, ast.Constant):
+        return expr.value in OP_NAMES
+    if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+        return any(_names_ops(e) for e in expr.elts)
+    return False
+
+
+def _op_name_matches(tree):
+    """(line, what) for each place that matches an op by its name."""
+    found = []
+    aliases = {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+               and _is_op_name(node.value, ()) for target in node.targets
+               if isinstance(target, ast.Name)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left] + node.comparators
+            if any(_is_op_name(x, aliases) for x in operands) and any(
+                    _names_ops(x) for x in operands):
+                found.append((node.lineno, ast.unparse(node)))
+        if isinstance(node, ast.Dict) and any(k is not None and _names_ops(k)
+                                              for k in node.keys):
+            found.append((node.lineno, "a dict keyed by op names"))
+        decorators = getattr(node, "decorator_list", ())
+        for decorator in decorators:
+            if isinstance(decorator, ast.Call) and any(_names_ops(a) for a in decorator.args):
+                found.append((decorator.lineno, f"@{ast.unparse(decorator)}"))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in (
+                "frozenset", "set") and any(_names_ops(a) for a in node.args):
+            found.append((node.lineno, "a set of op names"))
+    return found
+
+
+def test_no_module_outside_the_table_matches_op_names():
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        if _defines_entries(path, tree):
+            continue
+        offenders += [f"{path.relative_to(PACKAGE)}:{line}: {what}"
+                      for line, what in _op_name_matches(tree)]
+    assert not offenders, ("ask the op (a flag, a method, `node.op is ENTRY`) instead of "
+                           "matching its name:\n" + "\n".join(offenders))
+
+
+def test_the_scan_finds_name_matching():
+    source = '''
+from x import lowering
+_ACC = {"Sum": "sum"}
+@lowering("If")
+def f(node, op):
+    name = node.op.name
+    if name in ("While", "Call"):
+        pass
+    return op.name == "Mean" or node.op.name != "Tanh" or frozenset({"Max"})
+'''
+    lines = [line for line, _ in _op_name_matches(ast.parse(source))]
+    assert sorted(lines) == [3, 4, 7, 9, 9, 9], lines

@@ -5,6 +5,8 @@ import sys
 import numpy as np
 
 from . import context, nest
+from .ops.registry import never_bound
+from .ops.structural import StructuralOp, register_structural
 from .tensor import _Operators
 
 
@@ -92,6 +94,14 @@ def _print_replay(node, args):
     return []
 
 
+_PRINT_ONLY = never_bound("PrintV2 (tf.print)")
+# Inside tf.function a print is a node that runs at every call (each node a copy with
+# its own number of tensors).
+PRINT = register_structural(StructuralOp(
+    name="PrintV2", args=(), infer=_PRINT_ONLY, eager=_PRINT_ONLY, differentiable=False,
+    stateful=True, n_out=0, effect=True, replay=_print_replay))
+
+
 class _TensorSlot:
     def __repr__(self):
         return "<tensor>"
@@ -101,15 +111,11 @@ _TENSOR = _TensorSlot()
 
 
 def _trace_print(inputs, tensors, options):
-    from .ops.registry import never_bound
-    from .ops.control import StructuralOp, _bind_structural
-    _PRINT_ONLY = never_bound("PrintV2 (tf.print)")
+    from .ops.control import _bind_structural
     template = nest.pack_sequence_as(
         list(inputs), [_TENSOR if isinstance(x, _Operators) else x
                        for x in nest.flatten(list(inputs))])
     values = [t.read_value() if hasattr(t, "read_value") else t for t in tensors]
-    op = StructuralOp(name="PrintV2", args=tuple(f"x{i}" for i in range(len(values))),
-                      infer=_PRINT_ONLY, eager=_PRINT_ONLY, emit="print",
-                      differentiable=False, stateful=True, n_out=0, replay=_print_replay)
+    op = PRINT.specialized(args=tuple(f"x{i}" for i in range(len(values))))
     _bind_structural(op, values, {"template": template, "options": tuple(options.items())},
                      [])

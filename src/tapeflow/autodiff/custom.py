@@ -5,10 +5,9 @@ import inspect
 
 from .. import context, nest
 from ..ops.elementwise import IDENTITY, stop_gradient
-from ..ops.registry import GRADIENT_OVERRIDES, OpDef, never_bound, record
+from ..ops.registry import GRADIENT_OVERRIDES, record
+from ..ops.structural import CUSTOM_GRADIENT
 from ..tensor import Tensor, convert_to_tensor, wrap
-
-_no_infer = never_bound("custom_gradient")
 
 
 def _accepts_variables(fn):
@@ -174,9 +173,8 @@ def _custom_op(f, grad_fn, flat_inputs, variables, n_out):
         return [None if g is None else convert_to_tensor(g) for g in grads]
 
     n_recorded = len(tensor_slots) + len(variables)
-    return OpDef(name="CustomGradient", args=tuple(f"x{i}" for i in range(n_recorded)),
-                 infer=_no_infer, eager=_no_infer, emit="custom_gradient", grad=grad,
-                 n_out=n_out)
+    return CUSTOM_GRADIENT.specialized(args=tuple(f"x{i}" for i in range(n_recorded)),
+                                       grad=grad, n_out=n_out)
 
 
 class RegisterGradient:

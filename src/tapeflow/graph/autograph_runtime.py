@@ -37,6 +37,7 @@ import weakref
 import numpy as np
 
 from .. import context
+from ..ops.creation import RANGE
 from ..tensor import Symbolic, Tensor, _Operators, convert_to_tensor, is_symbolic
 
 
@@ -710,7 +711,7 @@ def _range_bounds(t):
         return _progression(t)
     for node in reversed(graph.nodes):
         if node.outputs and node.outputs[0] is t:
-            if node.op.name == "Range":
+            if node.op is RANGE:
                 return tuple(node.inputs)
             return None
     return None

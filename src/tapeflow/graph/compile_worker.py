@@ -148,7 +148,9 @@ class Compilation:
             self.kernel = compile_graph(self.graph)
         except Unsupported as e:
             self.error = e
-            if any(node.op.name == "PrintV2" for node in self.graph.all_nodes()):
+            from ..ops.structural import of_kind
+            from ..printing import PRINT
+            if any(of_kind(node.op, PRINT) for node in self.graph.all_nodes()):
                 return  # documented: printing functions run on NumPy
             warn(f"tf.function {self.name} runs with NumPy kernels, not compiled: {e}")
         except Exception as e:  # noqa: BLE001 - kept and shown: the NumPy kernels answer

@@ -8,7 +8,6 @@ from .. import context
 from ..errors import OpError
 from ..ops.registry import bind
 from ..tensor import Symbolic, wrap
-from .variables import ASSIGN_VARIABLE, READ_VARIABLE
 
 
 def _fresh_random_attrs(attrs):
@@ -88,16 +87,16 @@ def run_graph(graph, inputs, variable_values, substitute=None):
         for node in _live_nodes(graph):
             op = node.op
             args = [env[id(x)] if type(x) is Symbolic else x for x in node.inputs]
-            if op is READ_VARIABLE:
+            if op.structural and op.variable_access == "read":
                 outs = [state[node.attrs["index"]]]
-            elif op is ASSIGN_VARIABLE:
+            elif op.structural and op.variable_access == "assign":
                 index = node.attrs["index"]
                 state[index] = _assigned(args[0], variable_values[index])
                 continue
             elif substitute and id(node) in substitute:
                 from ..ops.draws import replay_with_draws
                 outs = replay_with_draws(node, args, substitute[id(node)])
-            elif getattr(op, "replay", None) is not None:
+            elif op.structural and op.replay is not None:
                 outs = op.replay(node, args)
             else:
                 attrs = node.attrs

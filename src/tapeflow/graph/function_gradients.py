@@ -165,7 +165,9 @@ def _joint_trace(concrete):
         grads = tape.gradient(outputs, xs + vs, output_gradients=dys)
     if replayed is not None:
         # A replay of a run that happened: its prints do not print again.
-        joint.nodes = [n for n in joint.nodes if n.op.name != "PrintV2"]
+        from ..ops.structural import of_kind
+        from ..printing import PRINT
+        joint.nodes = [n for n in joint.nodes if not of_kind(n.op, PRINT)]
     sources = xs + vs + [p for ps in drawn.values() for p in ps]
     return joint, sources, dys, outputs, new_vars, grads
 

@@ -11,14 +11,9 @@ import math
 
 import numpy as np
 
+from ..ops.shape import RANK, SHAPE, SIZE
 from ..tensor import is_symbolic, wrap
 from .ir import Graph
-from .variables import ASSIGN_VARIABLE, READ_VARIABLE
-
-# Structural node kinds (not op-table entries), by op name.
-READ_VARIABLE_NAME = READ_VARIABLE.name
-ASSIGN_VARIABLE_NAME = ASSIGN_VARIABLE.name
-STRUCTURAL = frozenset({READ_VARIABLE_NAME, ASSIGN_VARIABLE_NAME, "If", "While", "Call"})
 
 # A fused loop holds at most this many nodes: LLVM stops inlining the scalar helpers into
 # much bigger functions, and the loop would then call libm-like helpers per element.
@@ -80,16 +75,16 @@ def verify(graph, check_infer=True):
             elif getattr(x, "_value", None) is None:
                 raise VerifyError(f"{where} has an input that is neither symbolic nor "
                                   f"a constant: {x!r}")
-        name = node.op.name
-        if name in (READ_VARIABLE_NAME, ASSIGN_VARIABLE_NAME):
+        access = _variable_access(node.op)
+        if access is not None:
             index = node.attrs.get("index")
             if not isinstance(index, int) or not 0 <= index < len(graph.variables):
                 raise VerifyError(f"{where}: variable index {index!r} out of range")
-            if name == READ_VARIABLE_NAME and (node.inputs or len(node.outputs) != 1):
-                raise VerifyError(f"{where}: ReadVariableOp takes no input, gives one value")
-            if name == ASSIGN_VARIABLE_NAME and (len(node.inputs) != 1 or node.outputs):
-                raise VerifyError(f"{where}: AssignVariableOp takes one input, gives none")
-        elif name not in STRUCTURAL:
+            if access == "read" and (node.inputs or len(node.outputs) != 1):
+                raise VerifyError(f"{where}: {node.op.name} takes no input, gives one value")
+            if access == "assign" and (len(node.inputs) != 1 or node.outputs):
+                raise VerifyError(f"{where}: {node.op.name} takes one input, gives none")
+        elif not node.op.structural:
             if node.op.n_out is not None and len(node.outputs) != node.op.n_out:
                 raise VerifyError(f"{where}: {len(node.outputs)} outputs, the op has "
                                   f"{node.op.n_out}")
@@ -116,7 +111,12 @@ def verify(graph, check_infer=True):
 
 
 def _variadic(op):
-    return op.name in ("Pack", "ConcatV2", "Einsum", "UnaryEinsum")
+    return op.variadic
+
+
+def _variable_access(op):
+    """"read" or "assign" for the nodes that name a graph variable by attrs["index"]."""
+    return op.variable_access if op.structural else None
 
 
 def _check_avals(node, where):
@@ -139,19 +139,20 @@ def _check_avals(node, where):
 # -- inlining ----------------------------------------------------------------------------
 
 def inline_calls(graph):
-    """Replaces each "Call" node by the nodes of the graph it calls (recursively).
+    """Replaces each call node (an `inlined` structural op) by the nodes of the graph it
+    calls (recursively).
 
     The callee's inputs become the call's arguments, its outputs the call's results, and
     its variable indices are renumbered into the caller's (a variable the caller does not
     list is an error: the caller's graph must list every variable its callees touch).
     """
-    if not any(node.op.name == "Call" for node in graph.nodes):
+    if not any(_calls(node.op) for node in graph.nodes):
         return graph
     mapping = {}
     nodes = []
     for node in graph.nodes:
         node = _remap(node, mapping)
-        if node.op.name != "Call":
+        if not _calls(node.op):
             nodes.append(node)
             continue
         callee = inline_calls(node.attrs["graph"])
@@ -168,7 +169,7 @@ def inline_calls(graph):
             var_index[i] = outer
         for inner_node in callee.nodes:
             inner_node = _remap(inner_node, inner)
-            if inner_node.op.name in (READ_VARIABLE_NAME, ASSIGN_VARIABLE_NAME):
+            if _variable_access(inner_node.op) is not None:
                 attrs = dict(inner_node.attrs)
                 attrs["index"] = var_index[attrs["index"]]
                 inner_node = _node(inner_node, attrs=attrs)
@@ -178,6 +179,10 @@ def inline_calls(graph):
                 else result
     outputs = [mapping.get(id(x), x) if is_symbolic(x) else x for x in graph.outputs]
     return _copy(graph, nodes, outputs)
+
+
+def _calls(op):
+    return op.structural and op.inlined
 
 
 def _remap(node, mapping):
@@ -190,23 +195,22 @@ def _remap(node, mapping):
 # -- constant folding ------------------------------------------------------------------------
 
 def _foldable(node):
-    op = node.op
-    if op.name in STRUCTURAL or _effectful(node):
+    if node.op.structural or _effectful(node):
         return False
     return all(not is_symbolic(x) for x in node.inputs)
 
 
 def _static_query(node):
     """Shape/Size/Rank of a value whose shape is known at trace time: a constant."""
-    name = node.op.name
-    if name not in ("Shape", "Size", "Rank") or not node.inputs:
+    op = node.op
+    if op not in (SHAPE, SIZE, RANK) or not node.inputs:
         return None
     shape = node.inputs[0]._shape
-    if name == "Rank":
+    if op is RANK:
         return np.array(len(shape), dtype=node.attrs["out_type"]._np)
     if any(d is None for d in shape):
         return None
-    if name == "Shape":
+    if op is SHAPE:
         return np.array(shape, dtype=node.attrs["out_type"]._np)
     return np.array(math.prod(shape), dtype=node.attrs["out_type"]._np)
 
@@ -275,19 +279,19 @@ def cse(graph):
     nodes = []
     for node in graph.nodes:
         node = _remap(node, mapping)
-        name = node.op.name
-        if name == ASSIGN_VARIABLE_NAME:
+        access = _variable_access(node.op)
+        if access == "assign":
             index = node.attrs["index"]
             generation[index] = generation.get(index, 0) + 1
             nodes.append(node)
             continue
-        if name != READ_VARIABLE_NAME and (node.op.stateful or name in ("If", "While", "Call")):
+        if access != "read" and (node.op.stateful or _holds_graphs(node.op)):
             nodes.append(node)
             continue
         inputs = tuple(("sym", id(x)) if is_symbolic(x) else _const_key(x)
                        for x in node.inputs)
-        key = (name, id(node.op), inputs, _attr_key(node.attrs))
-        if name == READ_VARIABLE_NAME:
+        key = (node.op.name, id(node.op), inputs, _attr_key(node.attrs))
+        if access == "read":
             key += (generation.get(node.attrs["index"], 0),)
         previous = seen.get(key)
         if previous is not None and len(previous.outputs) == len(node.outputs):
@@ -306,11 +310,16 @@ def _effectful(node):
     """Assignments, prints and random draws, and branches and loops that contain one; a
     variable read is stateful in the table's sense (never folded at trace time) but has
     no effect of its own."""
-    name = node.op.name
-    if name in ("If", "While", "Call"):
-        return any(_effectful(inner) for graph in node.attrs.values()
-                   if isinstance(graph, Graph) for inner in graph.all_nodes())
-    return name == ASSIGN_VARIABLE_NAME or (node.op.stateful and name != READ_VARIABLE_NAME)
+    op = node.op
+    if not op.structural:
+        return op.stateful
+    return op.effect or any(_effectful(inner) for graph in node.attrs.values()
+                            if isinstance(graph, Graph) for inner in graph.all_nodes())
+
+
+def _holds_graphs(op):
+    """Whether nodes of `op` run sub-graphs (branches, loops, calls)."""
+    return op.structural and bool(op.subgraphs)
 
 
 def _only_draws(node):
@@ -319,10 +328,15 @@ def _only_draws(node):
     for graph in node.attrs.values():
         if isinstance(graph, Graph):
             for inner in graph.all_nodes():  # nested branches and loops' nodes included
-                if (inner.op.name not in ("If", "While", "Call") and _effectful(inner)
+                if (not _holds_graphs(inner.op) and _effectful(inner)
                         and inner.op.draw is None):
                     return False
     return True
+
+
+def _prunable(op):
+    """Branches and loops: nodes whose unneeded outputs graph/prune.py removes."""
+    return _holds_graphs(op) and not op.inlined
 
 
 def dce(graph):
@@ -336,7 +350,7 @@ def dce(graph):
     for node in reversed(graph.nodes):
         effectful = _effectful(node)
         if effectful or any(id(y) in live for y in node.outputs):
-            if node.op.name in ("If", "While") and (not effectful or _only_draws(node)):
+            if _prunable(node.op) and (not effectful or _only_draws(node)):
                 node = pruned(node, live)  # outputs, loop variables, captures: the live ones
             keep.append(node)
             for x in node.inputs:
@@ -402,7 +416,7 @@ def fusion_plan(graph, fusible):
     where = {}  # id(value) -> (position in items, group or None)
     groups = []
     for node in graph.nodes:
-        kind = fusible(node) if node.op.name not in STRUCTURAL else None
+        kind = fusible(node) if not node.op.structural else None
         if kind == "elementwise":
             shape = node.outputs[0]._shape
             group = _joinable(node, shape, where, groups)

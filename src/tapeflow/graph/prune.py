@@ -6,8 +6,6 @@ The replay also rebuilds what the backward does not need (the lists the body app
 say, which only their lengths matter for): without this pass, every reverse step would
 copy such a list, a cost quadratic in the trip count."""
 
-from dataclasses import replace
-
 from ..tensor import Symbolic
 from .ir import Node
 
@@ -15,7 +13,9 @@ from .ir import Node
 def pruned(node, live):
     """`node` (an If or a While without effects) without the outputs that no id in `live`
     names."""
-    if node.op.name == "If":
+    from ..ops.control import IF
+    from ..ops.structural import of_kind
+    if of_kind(node.op, IF):
         return _pruned_if(node, live)
     return _pruned_while(node, live)
 
@@ -40,7 +40,7 @@ def _pruned_if(node, live):
     drawn = tuple((b, draw, tuple(position[k] for k in positions))
                   for b, draw, positions in node.attrs.get("draws", ())
                   if all(k in position for k in positions))
-    op = replace(node.op, args=names, saves=names + saved_draws(drawn), n_out=len(keep))
+    op = node.op.specialized(args=names, saves=names + saved_draws(drawn), n_out=len(keep))
     inputs = (node.inputs[0],) + tuple(node.inputs[1 + j] for j in captured)
     attrs = {**node.attrs, "then": branches[0], "else": branches[1], "draws": drawn}
     return Node(op, inputs, attrs, [node.outputs[k] for k in keep], node.source)
@@ -84,8 +84,8 @@ def _pruned_while(node, live):
     inputs = tuple(node.inputs[k] for k in kept) + tuple(node.inputs[n + j] for j in captured)
     outputs = [outs[k] for k in kept] + [outs[n + k] for k in kept] + [outs[2 * n]]
     names = tuple(f"x{i}" for i in range(len(inputs)))
-    op = replace(node.op, args=names, n_out=len(outputs),
-                 saves=names + tuple(f"out{i}" for i in range(len(outputs))))
+    op = node.op.specialized(args=names, n_out=len(outputs),
+                             saves=names + tuple(f"out{i}" for i in range(len(outputs))))
     return Node(op, inputs, attrs, outputs, node.source)
 
 

@@ -1,7 +1,7 @@
 """Traced Graphs to JSON-able data and back; their constants travel as NumPy arrays.
 
-Reading runs nothing that was read: an op is looked up by name in the op table or in the
-fixed set of structural ops below, attrs are plain data (numbers, strings, tuples, dtypes,
+Reading runs nothing that was read: an op is looked up by name in the op table or among
+its savable structural entries (ops/structural.py), attrs are plain data (numbers, strings, tuples, dtypes,
 sub-graphs, arrays by key), and every node is checked against its op's shape rule before
 the graph is used. Anything else is a ValueError naming the file and the place in it.
 
@@ -13,24 +13,28 @@ value the graph defines: its inputs, then each node's outputs in order) or
 """
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
 from .. import dtypes
+from ..ops.control import WHILE
 from ..ops.registry import OPS
+from ..ops.structural import STRUCTURAL_OPS, of_kind
 from ..tensor import Symbolic, Tensor, wrap
-from .identity_n import CustomGradientIdentity, identity_n
+from .identity_n import IDENTITY_N, CustomGradientIdentity, identity_n
 from .ir import Graph, Node
 
 _DTYPES = {d.name: d for d in dtypes.ALL}
 
 
-def _structural_ops():
-    """The ops built outside the table whose nodes a saved graph may hold, by name."""
-    from ..ops.control import IF, WHILE
-    from .variables import ASSIGN_VARIABLE, READ_VARIABLE
-    return {op.name: op for op in (IF, WHILE, READ_VARIABLE, ASSIGN_VARIABLE)}
+def _savable_structural(name):
+    """The structural entry named `name` whose nodes a saved graph may hold, or None."""
+    op = STRUCTURAL_OPS.get(name)
+    return op if op is not None and op.savable else None
+
+
+def _specialized(entry, args, saves, n_out):
+    return entry.specialized(args=tuple(args), saves=tuple(saves), n_out=n_out)
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -92,9 +96,8 @@ class GraphWriter:
         if isinstance(op, CustomGradientIdentity):
             return {"n_results": op.n_results, "gradient_slots": list(op.gradient_slots),
                     "gradient": None if op.gradient is None else self.graph(op.gradient)}
-        base = _structural_ops().get(op.name)
-        if base is not None and replace(base, args=op.args, saves=op.saves,
-                                        n_out=op.n_out) == op:
+        if op.structural and op.savable and _specialized(op.entry, op.args, op.saves,
+                                                         op.n_out) == op:
             return {"args": list(op.args), "saves": list(op.saves), "n_out": op.n_out}
         raise ValueError(f"tapeflow cannot save {op.name} nodes: it saves the op table's "
                          f"ops, tf.cond, tf.while_loop, variables and custom gradients")
@@ -306,7 +309,7 @@ class GraphReader:
 
     def _op(self, data, path):
         name = self._string(data["op"], f"{path}.op")
-        if name == "IdentityN":
+        if name == IDENTITY_N.name:  # each custom gradient's IdentityN is an op of its own
             slots = self._list(data.get("gradient_slots"), f"{path}.gradient_slots")
             gradient = data.get("gradient")
             if gradient is not None:
@@ -324,7 +327,7 @@ class GraphReader:
         table = OPS.get(name)
         if table is not None:
             return table
-        base = _structural_ops().get(name)
+        base = _savable_structural(name)
         if base is None:
             self.fail(f"{path}.op", f"unknown op {name!r}: not in tapeflow's op table")
         args = [self._string(a, f"{path}.args") for a in self._list(data.get("args"),
@@ -332,19 +335,21 @@ class GraphReader:
         saves = [self._string(a, f"{path}.saves") for a in self._list(data.get("saves"),
                                                                       f"{path}.saves")]
         try:
-            op = replace(base, args=tuple(args), saves=tuple(saves),
-                         n_out=self._int(data.get("n_out"), f"{path}.n_out"))
+            op = _specialized(base, args, saves,
+                              self._int(data.get("n_out"), f"{path}.n_out"))
         except ValueError as e:
             return self.fail(path, f"{name}: {e}")
         return base if op == base else op  # variable nodes are told apart by identity
 
     def _check_structure(self, op, inputs, attrs, avals, graph, path):
         """What verify() cannot check: the structural nodes' variables and sub-graphs."""
+        if not op.structural:
+            return
         name = op.name
-        if name in ("ReadVariableOp", "AssignVariableOp"):
+        if op.variable_access is not None:
             var = graph.variables[self._int(attrs.get("index"), f"{path}.attrs.index", 0,
                                             len(graph.variables))]
-            if name == "ReadVariableOp":
+            if op.variable_access == "read":
                 ok = len(avals) == 1 and avals[0][:2] == (var._shape, var.dtype)
             else:
                 ok = len(inputs) == 1 and inputs[0].dtype is var.dtype and len(
@@ -352,22 +357,22 @@ class GraphReader:
             if not ok:
                 self.fail(path, f"{name} does not match its {var.dtype.name}"
                                 f"{list(var._shape)} variable")
-        elif name in ("If", "While"):
+        elif op.subgraphs:
             if len(inputs) != len(op.args) or len(avals) != op.n_out:
                 self.fail(path, f"{name} has {len(inputs)} inputs and {len(avals)} outputs "
                                 f"for args {op.args} and {op.n_out} outputs")
             outputs = {f"out{k}" for k in range(op.n_out)}
             if not set(op.saves) <= set(op.args) | outputs:
                 self.fail(f"{path}.saves", f"{op.saves} names values {name} does not have")
-            first = 1 if name == "If" else 0
-            for key in ("then", "else") if name == "If" else ("cond", "body"):
+            first = op.leading_inputs
+            for key in op.subgraphs:
                 sub = attrs.get(key)
                 if not isinstance(sub, Graph):
                     self.fail(f"{path}.attrs.{key}", "expected a graph")
                 if [(len(x._shape), x.dtype) for x in sub.inputs] != [
                         (len(x._shape), x.dtype) for x in inputs[first:]]:
                     self.fail(f"{path}.attrs.{key}", "its inputs do not match the node's")
-            if name == "While":
+            if of_kind(op, WHILE):
                 self._int(attrs.get("n_vars"), f"{path}.attrs.n_vars", 0, len(inputs) + 1)
 
     def _attrs(self, data, path):

@@ -1,16 +1,12 @@
-"""Reading and assigning Variables inside a traced function: structural graph nodes that
-capture the Variable by reference (an `assign` outside is seen by the next call)."""
+"""Reading and assigning Variables inside a traced function: nodes of the structural
+entries READ_VARIABLE and ASSIGN_VARIABLE (ops/structural.py) that capture the Variable by
+reference (an `assign` outside is seen by the next call)."""
 
-from ..ops.registry import OpDef, never_bound
+from ..ops.structural import ASSIGN_VARIABLE, READ_VARIABLE
 from ..tensor import Symbolic
 from .trace import user_source
 
-_VARIABLE_ONLY = never_bound("Variable read/assign")
-READ_VARIABLE = OpDef(name="ReadVariableOp", args=(), infer=_VARIABLE_ONLY, eager=_VARIABLE_ONLY,
-                      emit="read_variable", differentiable=False, stateful=True)
-ASSIGN_VARIABLE = OpDef(name="AssignVariableOp", args=("value",), infer=_VARIABLE_ONLY,
-                        eager=_VARIABLE_ONLY, emit="assign_variable", differentiable=False,
-                        stateful=True)
+__all__ = ["ASSIGN_VARIABLE", "READ_VARIABLE", "lifted_value", "traced_assign", "traced_read"]
 
 
 def traced_read(graph, var):

@@ -4,23 +4,15 @@ branches and bodies are sub-graphs, differentiable through rules written with co
 while_loop themselves (gradients of gradients included). What random ops inside them drew
 is kept for those rules: ops/draws.py."""
 
-from dataclasses import dataclass, replace
-from typing import Callable
-
 from .. import context, nest
 from ..errors import UnimplementedError
 from ..tensor import Symbolic, _Operators, convert_to_tensor
 from .draws import (draw_variables, drawn_outputs, export_branch_draws, export_loop_draws,
-                    saved_draws)
+                    if_drawn_outputs, replay_if_drawn, replay_while_drawn, saved_draws,
+                    while_drawn_outputs)
 from .batching import Batched
-from .registry import OpDef, never_bound, record
-
-
-@dataclass(frozen=True)
-class StructuralOp(OpDef):
-    """A node kind that holds sub-graphs; `replay(node, args)` runs or re-traces it."""
-
-    replay: Callable = None
+from .registry import never_bound, record
+from .structural import StructuralOp, of_kind, register_structural
 
 
 def _truth(pred, what):
@@ -173,8 +165,10 @@ def _normalize_branch(graph, captured_order):
 
 
 _IF_ONLY = never_bound("If (tf.cond)")
-IF = StructuralOp(name="If", args=("x0",), infer=_IF_ONLY, eager=_IF_ONLY, emit="if",
-                  grad=_if_grad, saves=(), replay=_if_replay, smooth=False)
+IF = register_structural(StructuralOp(
+    name="If", args=("x0",), infer=_IF_ONLY, eager=_IF_ONLY, grad=_if_grad, saves=(),
+    smooth=False, subgraphs=("then", "else"), leading_inputs=1, savable=True,
+    replay=_if_replay, drawn_outputs=if_drawn_outputs, replay_drawn=replay_if_drawn))
 
 
 def _converted(fn):
@@ -213,7 +207,7 @@ def _graph_cond(pred, true_fn, false_fn):
     _normalize_branch(then_graph, captured)
     _normalize_branch(else_graph, captured)
     names = tuple(f"x{i}" for i in range(1 + len(captured)))
-    op = replace(IF, args=names, saves=names + saved_draws(drawn), n_out=len(avals))
+    op = IF.specialized(args=names, saves=names + saved_draws(drawn), n_out=len(avals))
     attrs = {"then": then_graph, "else": else_graph}
     if drawn:
         attrs["draws"] = drawn
@@ -276,7 +270,7 @@ def _hoist_variables(graph, initial=None):
     an assignment replaces that value. Returns {Variable: its value at the end of the
     graph} for the variables the graph assigns, which the caller returns from the node
     and assigns after it."""
-    from ..graph.variables import ASSIGN_VARIABLE, READ_VARIABLE
+    from .structural import ASSIGN_VARIABLE, READ_VARIABLE
     initial = initial or {}
     current, assigned, keep = {}, [], []
     for node in graph.nodes:
@@ -559,9 +553,10 @@ def _reuse_stored_outputs(outs, after, sources):
 
 
 _WHILE_ONLY = never_bound("While (tf.while_loop)")
-WHILE = StructuralOp(name="While", args=("x0",), infer=_WHILE_ONLY, eager=_WHILE_ONLY,
-                     emit="while", grad=_while_grad, saves=(), replay=_while_replay,
-                     smooth=False)
+WHILE = register_structural(StructuralOp(
+    name="While", args=("x0",), infer=_WHILE_ONLY, eager=_WHILE_ONLY, grad=_while_grad,
+    saves=(), smooth=False, subgraphs=("cond", "body"), savable=True, replay=_while_replay,
+    drawn_outputs=while_drawn_outputs, replay_drawn=replay_while_drawn))
 
 
 class _Widen(Exception):
@@ -729,11 +724,11 @@ def row_chain(graph, value):
             steps.append((node, None))
             value = node.inputs[0]
             kinds.add("push" if node.op is TENSOR_LIST_PUSH_BACK else "pop")
-        elif node.op.name == "While" and k in history_by_length(node.attrs):
+        elif of_kind(node.op, WHILE) and k in history_by_length(node.attrs):
             steps.append((node, (k, k)))
             value = node.inputs[k]
             kinds.add("push" if k in node.attrs.get("appended", ()) else "pop")
-        elif node.op.name == "If" and k < len(node.attrs["then"].outputs):
+        elif of_kind(node.op, IF) and k < len(node.attrs["then"].outputs):
             branches = (node.attrs["then"], node.attrs["else"])
             chains = [row_chain(g, g.outputs[k]) for g in branches]
             index = [next((j for j, ph in enumerate(g.inputs) if ph is root), None)
@@ -755,7 +750,7 @@ def history_by_length(attrs):
 
 
 def _assigned_variables(graph):
-    from ..graph.variables import ASSIGN_VARIABLE
+    from .structural import ASSIGN_VARIABLE
     found = {}
     for node in graph.nodes:
         if node.op is ASSIGN_VARIABLE:
@@ -796,8 +791,8 @@ def _bind_while(cond_graph, body_graph, values, captured, structure, shapes=None
     avals.append(((), dtypes.int32))  # trip count
     n_in = n + len(captured)
     names = tuple(f"x{i}" for i in range(n_in))
-    op = replace(WHILE, args=names, n_out=len(avals),
-                 saves=names + tuple(f"out{i}" for i in range(2 * n + 1)))
+    op = WHILE.specialized(args=names, n_out=len(avals),
+                           saves=names + tuple(f"out{i}" for i in range(2 * n + 1)))
     attrs = {"cond": cond_graph, "body": body_graph, "n_vars": n, "structure": structure,
              **lists}
     return _bind_structural(op, list(values) + list(captured), attrs, avals)

@@ -12,8 +12,8 @@ replay_with_draws).
 def draws(node):
     """Whether running `node` draws random numbers: a random op, or a branch or loop
     holding one."""
-    if node.op.name in ("If", "While"):
-        return bool(node.attrs.get("draws"))
+    if node.op.structural:
+        return node.op.holds_draws(node)
     return node.op.draw is not None
 
 
@@ -25,12 +25,18 @@ def drawn_outputs(node):
     """The outputs of a drawing node that running it again needs, to draw the same
     numbers (see replay_with_draws): a random op's value; the draws a branch returns;
     the histories of the variables that carry a loop's draws (one row per step)."""
-    if node.op.name == "If":
-        return [node.outputs[k] for _, _, positions in node.attrs["draws"] for k in positions]
-    if node.op.name == "While":
-        n = node.attrs["n_vars"]
-        return [node.outputs[n + i] for _, indices in node.attrs["draws"] for i in indices]
+    if node.op.structural:
+        return node.op.drawn_outputs(node)
     return list(node.outputs)
+
+
+def if_drawn_outputs(node):
+    return [node.outputs[k] for _, _, positions in node.attrs["draws"] for k in positions]
+
+
+def while_drawn_outputs(node):
+    n = node.attrs["n_vars"]
+    return [node.outputs[n + i] for _, indices in node.attrs["draws"] for i in indices]
 
 
 def saved_draws(drawn):
@@ -42,14 +48,12 @@ def saved_draws(drawn):
 def replay_with_draws(node, args, values):
     """Runs drawing `node` on `args` again (traced or recorded like any op), drawing
     nothing: `values` are its drawn_outputs from the run being replayed."""
-    if node.op.name == "If":
-        return _replay_if(node, args, values)
-    if node.op.name == "While":
-        return _replay_while(node, args, values)
+    if node.op.structural:
+        return node.op.replay_drawn(node, args, values)
     return list(values)  # a random op: not differentiable, so nothing to record
 
 
-def _replay_if(node, args, values):
+def replay_if_drawn(node, args, values):
     from .control import _run, cond
     pred, captured = args[0], list(args[1:])
     values = iter(values)
@@ -60,7 +64,7 @@ def _replay_if(node, args, values):
                 lambda: _run(node.attrs["else"], captured, substitutes[1]))
 
 
-def _replay_while(node, args, values):
+def replay_while_drawn(node, args, values):
     from ..tensor import convert_to_tensor
     from .control import (_in_graph, _run, _run_while_eagerly, _symbolic_while,
                           history_by_length)

@@ -325,7 +325,7 @@ def _unary_einsum_grad(ctx, dy):
 
 EINSUM = register(OpDef(
     name="Einsum", args=("a", "b"), infer=_einsum_infer, eager=_wide(_einsum_kernel),
-    saves=("a", "b"), grad=_einsum_grad))
+    saves=("a", "b"), grad=_einsum_grad, variadic=True))
 # A one-operand einsum (trace, diagonal, transpose, sum): its gradient needs no saved
 # value, and the table keeps a fixed arity per op, hence a separate entry.
 UNARY_EINSUM = register(OpDef(

@@ -77,10 +77,12 @@ class OpDef:
     domain: tuple = (-2.0, 2.0)  # where the generated gradient tests draw inputs
     draw: Callable | None = None
     reduction: str | None = None
+    variadic: bool = False  # takes any number of inputs (Pack, ConcatV2, Einsum)
     lowerings: dict = field(default_factory=dict, repr=False, compare=False)
     batch: Callable | None = field(default=None, repr=False, compare=False)
     save_index: tuple = field(init=False, repr=False, compare=False)
     save_position: dict = field(init=False, repr=False, compare=False)
+    structural = False  # ops/structural.py's entries: built and run by their own code
 
     def __post_init__(self):
         index = []

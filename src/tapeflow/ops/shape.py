@@ -218,7 +218,7 @@ def _pack_infer(*values, axis):
 
 
 PACK = register(OpDef(
-    name="Pack", args=("values",),  # variadic: every input is one of `values`
+    name="Pack", args=("values",), variadic=True,  # every input is one of `values`
     infer=_pack_infer, eager=lambda *values, axis: np.stack(values, axis),
     grad=lambda ctx, dy: tuple(unstack(dy, num=len(ctx.shapes), axis=ctx.attrs["axis"]))))
 
@@ -273,7 +273,7 @@ def _concat_infer(*values, axis):
 
 
 CONCAT = register(OpDef(
-    name="ConcatV2", args=("values",),  # variadic: every input is one of `values`
+    name="ConcatV2", args=("values",), variadic=True,  # every input is one of `values`
     infer=_concat_infer, eager=lambda *values, axis: np.concatenate(values, axis),
     grad=lambda ctx, dy: tuple(_concat_grad(ctx, dy))))
 

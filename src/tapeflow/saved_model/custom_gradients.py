@@ -13,6 +13,7 @@ from ..graph.function_gradients import without_nones
 from ..graph.identity_n import identity_n
 from ..graph.ir import Graph, Node
 from ..graph.trace import tracing
+from ..ops.structural import CUSTOM_GRADIENT, of_kind
 from ..tensor import Symbolic
 
 
@@ -35,7 +36,7 @@ def saveable_graph(concrete, save_gradients):
             for var in graph.variables:
                 tape._watch_variable(var)
             traced.outputs = list(concrete._retrace(xs))
-        for entry in [e for e in tape._entries if e.op.name == "CustomGradient"]:
+        for entry in [e for e in tape._entries if of_kind(e.op, CUSTOM_GRADIENT)]:
             _as_identity_n(traced, entry, save_gradients)
     return traced
 
