@@ -255,7 +255,7 @@ def _mirror_pad(cg, node):
     maps = []
     for i, n in enumerate(sizes):
         m = cg.fresh("m")
-        cg.emit(f"{m} = mirrorsubscript({n}, {pads[2 * i]}, {pads[2 * i + 1]}, {shift})")
+        cg.emit(f"{m} = mirror_index({n}, {pads[2 * i]}, {pads[2 * i + 1]}, {shift})")
         maps.append(m)
     ks = [cg.fresh("k") for _ in maps]
     for k, m in zip(ks, maps):
