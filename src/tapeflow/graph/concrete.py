@@ -128,6 +128,10 @@ class ConcreteFunction:
         return self._run(inputs)
 
     def _run(self, inputs):
+        """A call, where it must run: the compiled kernel when nobody is told about it;
+        inlined while tracing another function; vectorized on a batch; the forward kernel
+        of the call's gradient when a tape watches (function_gradients.py); else the
+        graph itself, interpreted until its kernel is compiled."""
         compiled = self._compilation.kernel
         if (compiled is not None and not context.recording_tapes.get()
                 and context.interpreter.get() is None
@@ -176,27 +180,25 @@ class ConcreteFunction:
         """A call on Batched inputs (a vectorized backward walk passing through this
         function): runs the function's vectorized form, traced once per batch layout and
         compiled like any trace. Outputs come back Batched."""
-        kind = Batched
-        layout = tuple(x.batch_size if type(x) is kind else None for x in inputs)
+        layout = tuple(x.batch_size if type(x) is Batched else None for x in inputs)
         vectorized_fn = self._vectorized.get(layout)
         if vectorized_fn is None:
             vectorized_fn = self._vectorized[layout] = self._trace_vectorized(inputs, layout)
-        flat = [x.inner if type(x) is kind else x for x in inputs] + list(var_values)
-        return [kind(o) for o in vectorized_fn._call_flat(flat)]
+        flat = [x.inner if type(x) is Batched else x for x in inputs] + list(var_values)
+        return [Batched(o) for o in vectorized_fn._call_flat(flat)]
 
     def _trace_vectorized(self, inputs, layout):
         from ..ops.batching import stacked, vectorized
-        kind = Batched
         batch = next(b for b in layout if b is not None)
         graph = Graph(f"{self.graph.name}_vectorized")
         with tracing(graph):
             placeholders = [graph.placeholder(x._shape if b is None else (b,) + x._shape,
                                               x.dtype, "x") for x, b in zip(inputs, layout)]
-            args = [p if b is None else kind(p) for p, b in zip(placeholders, layout)]
+            args = [p if b is None else Batched(p) for p, b in zip(placeholders, layout)]
             vs = graph.placeholders_like(self.graph.variables, "var")
             with vectorized():
                 outputs, _ = run_graph(self.graph, args, vs)
-            graph.outputs = [o.inner if type(o) is kind else stacked(o, batch)
+            graph.outputs = [o.inner if type(o) is Batched else stacked(o, batch)
                              for o in outputs]
         graph.inputs = placeholders + vs
         return ConcreteFunction(graph, list(graph.outputs), list(range(len(graph.outputs))),
@@ -241,7 +243,6 @@ class ConcreteFunction:
     def kernel_source(self):
         """The generated Python source that Numba compiles for this trace."""
         return self._compilation.source
-
 
     def __repr__(self):
         return f"<ConcreteFunction {self.name} ({len(self.graph.nodes)} nodes)>"
