@@ -551,6 +551,22 @@ def test_tape_inside_function_with_unknown_dims_matches_eager():
     assert_same(f(x, w), fn(x, w))
 
 
+@pytest.mark.parametrize("reduce", [
+    lambda x: tf.reduce_mean(x, axis=1), lambda x: tf.reduce_mean(x, axis=0, keepdims=True),
+    lambda x: tf.reduce_prod(x, axis=[0, 1]), lambda x: tf.reduce_prod(x, axis=1),
+    lambda x: tf.reduce_max(x, axis=0), lambda x: tf.tile(x, [2, 3])])
+def test_gradients_over_dimensions_unknown_while_tracing_match_eager(reduce):
+    def fn(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = reduce(x)
+        return tape.gradient(y, x, output_gradients=tf.ones_like(y) * 1.5)
+
+    f = tf.function(fn, input_signature=[tf.TensorSpec([None, None])])
+    x = tf.constant([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])
+    assert_same(f(x), fn(x))
+
+
 def test_gradient_of_function_call_with_unknown_dims_matches_eager():
     def fn(x):
         return tf.reduce_sum(x * x)

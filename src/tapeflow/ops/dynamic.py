@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .. import dtypes
+from ..tensor import _Operators
 from . import rules
 from .registry import OpDef, bind, register
 
@@ -157,6 +158,28 @@ def input_shape(ctx, i=0):
         return shape
     from .shape import shape as shape_of
     return shape_of(shape.of)
+
+
+def input_dims(ctx, i=0):
+    """Input i's dimensions: ints where tracing knew them, elsewhere int32 scalars read in
+    the running graph. A gradient rule computes with them as with ints (a product of
+    dimensions, reshaped) whether or not they are known."""
+    shape = ctx.shapes[i]
+    if None not in shape:
+        return tuple(shape)
+    from .shape import unstack
+    read = unstack(input_shape(ctx, i), num=len(shape))
+    return tuple(r if d is None else d for d, r in zip(shape, read))
+
+
+def reshaped(x, dims):
+    """`x` reshaped to `dims`: ints, and int32 scalars known only when the graph runs
+    (such as input_dims gives)."""
+    from .shape import reshape, stack
+    if not any(isinstance(d, _Operators) for d in dims):
+        return reshape(x, tuple(dims))
+    hint = tuple(None if isinstance(d, _Operators) else d for d in dims)
+    return dynamic_reshape(x, stack(list(dims)), hint=hint)
 
 
 def reshape_to_input(x, ctx, i=0):

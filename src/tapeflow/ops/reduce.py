@@ -8,7 +8,7 @@ from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..tensor import _Operators
 from . import rules
-from .dynamic import broadcast_to_input, dynamic_reshape, input_shape
+from .dynamic import broadcast_to_input, input_dims, reshaped
 from .elementwise import (
     _quiet,
     cast,
@@ -24,7 +24,7 @@ from .elementwise import (
 from .elementwise import abs as _abs
 from .registry import OpDef, bind, register
 from .rules import is_bool, is_numeric
-from .shape import expand_dims, gather, reshape, stack, transpose
+from .shape import reshape, transpose
 
 # A float32 sum over more elements than this accumulates in float64, so that reducing
 # a long strided axis (where NumPy adds naively, not pairwise) keeps TensorFlow's
@@ -108,22 +108,9 @@ def _prod_kernel(input, axis, keepdims):
     return out.astype(input.dtype, copy=False)
 
 
-def _count_at_run_time(ctx, axis):
-    """The number of elements input 0's axes hold, read when the graph runs."""
-    return reduce_prod(gather(input_shape(ctx), list(axis)))
-
-
 def _with_kept_dims(x, ctx):
     """A reduction's output-shaped `x` in keepdims form."""
-    axis = ctx.attrs["axis"]
-    kept = _kept_shape(ctx.shapes[0], axis)
-    if None not in kept:
-        return reshape(x, kept)
-    if len(x._shape) == len(kept):  # keepdims=True
-        return x
-    for a in sorted(axis):
-        x = expand_dims(x, a)
-    return x
+    return reshaped(x, _kept_shape(input_dims(ctx), ctx.attrs["axis"]))
 
 
 def _sum_grad(ctx, dy):
@@ -132,11 +119,11 @@ def _sum_grad(ctx, dy):
 
 
 def _mean_grad(ctx, dy):
-    shape, axis = ctx.shapes[0], ctx.attrs["axis"]
-    if any(shape[a] is None for a in axis):
-        return (_sum_grad(ctx, dy) / cast(_count_at_run_time(ctx, axis), dy.dtype),)
-    n = _reduced_count(shape, axis)
-    return (_sum_grad(ctx, dy) / float(max(n, 1)),)
+    dims = input_dims(ctx)
+    n = math.prod(dims[a] for a in ctx.attrs["axis"])
+    # An empty reduction's gradient is empty: a count of 0 divides nothing.
+    return (_sum_grad(ctx, dy) / (cast(n, dy.dtype) if isinstance(n, _Operators)
+                                  else float(max(n, 1))),)
 
 
 def _extreme_grad(ctx, dy):
@@ -150,24 +137,15 @@ def _extreme_grad(ctx, dy):
 def _prod_grad(ctx, dy):
     # TensorFlow's _ProdGrad: the product of all *other* elements, as the product of an
     # exclusive cumprod from each side, so zeros in the input are handled exactly.
-    shape, axis = ctx.shapes[0], ctx.attrs["axis"]
-    other = tuple(i for i in range(len(shape)) if i not in axis)
+    dims, axis = input_dims(ctx), ctx.attrs["axis"]
+    other = tuple(i for i in range(len(dims)) if i not in axis)
     perm = axis + other
     inverse = tuple(np.argsort(perm).tolist())
-    permuted = tuple(shape[p] for p in perm)
-    if None in shape:  # known when the graph runs
-        count = _count_at_run_time(ctx, axis) if axis else 1
-        folded = dynamic_reshape(transpose(ctx.input, perm), stack([count, -1]),
-                                 hint=(_reduced_count(shape, axis), _reduced_count(shape, other)))
-    else:
-        folded = reshape(transpose(ctx.input, perm),
-                         (_reduced_count(shape, axis), _reduced_count(shape, other)))
+    folded = reshaped(transpose(ctx.input, perm), (math.prod(dims[a] for a in axis),
+                                                   math.prod(dims[a] for a in other)))
     others = (cumprod(folded, axis=0, exclusive=True)
               * cumprod(folded, axis=0, exclusive=True, reverse=True))
-    if None in shape:
-        others = dynamic_reshape(others, gather(input_shape(ctx), list(perm)), hint=permuted)
-    else:
-        others = reshape(others, permuted)
+    others = reshaped(others, [dims[p] for p in perm])
     return (_sum_grad(ctx, dy) * transpose(others, inverse),)
 
 

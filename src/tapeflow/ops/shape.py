@@ -16,8 +16,10 @@ from . import rules
 from .dynamic import (
     dynamic_broadcast_to,
     dynamic_reshape,
+    input_dims,
     input_shape,
     reshape_to_input,
+    reshaped,
     scatter_slice_to_input,
 )
 from .elementwise import _quiet
@@ -348,15 +350,10 @@ def _tile_infer(input, multiples):
 
 def _tile_grad(ctx, dy):
     # TensorFlow's _TileGrad: view dy as (m0, d0, m1, d1, ...) and sum the copies.
-    shape, multiples = ctx.shapes[0], ctx.attrs["multiples"]
-    split_shape = _interleaved(multiples, shape)
     from .reduce import reduce_sum
-    if None in shape:  # the sizes known when the graph runs
-        dims = _interleaved(multiples, unstack(input_shape(ctx, 0)))
-        folded = dynamic_reshape(dy, stack(dims), hint=split_shape)
-    else:
-        folded = reshape(dy, split_shape)
-    return (reduce_sum(folded, axis=list(range(0, 2 * len(shape), 2))),)
+    dims = input_dims(ctx)
+    folded = reshaped(dy, _interleaved(ctx.attrs["multiples"], dims))
+    return (reduce_sum(folded, axis=list(range(0, 2 * len(dims), 2))),)
 
 
 TILE = register(OpDef(
