@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ..ops.shape import RANK, SHAPE, SIZE
+from ..ops.structural import STORED_VALUE, of_kind
 from ..tensor import is_symbolic, wrap
 from .ir import Graph
 
@@ -134,6 +135,28 @@ def _check_avals(node, where):
                 a is not None and b is not None and a != b for a, b in zip(shape, y._shape)):
             raise VerifyError(f"{where}: %{y.name} is {y.dtype.name}{list(y._shape)}, "
                               f"infer says {dtype.name}{list(shape)}")
+
+
+# -- stored values -----------------------------------------------------------------------
+
+def reuse_stored_values(graph):
+    """Makes a graph just traced read the values its StoredValue notes name instead of
+    the ones they say are equal (each a node output of this graph, not an input), and
+    drops the notes; in place, before anything reads the graph. What computed the
+    replaced values is left for dead-code elimination."""
+    notes = [node for node in graph.nodes if of_kind(node.op, STORED_VALUE)]
+    if not notes:
+        return graph
+    produced = {id(y) for node in graph.nodes for y in node.outputs}
+    stored = {id(node.inputs[0]): node.inputs[1] for node in notes
+              if is_symbolic(node.inputs[0]) and id(node.inputs[0]) in produced}
+    graph.nodes = [node for node in graph.nodes if not of_kind(node.op, STORED_VALUE)]
+    for node in graph.nodes:
+        if any(is_symbolic(x) and id(x) in stored for x in node.inputs):
+            node.inputs = tuple(stored.get(id(x), x) if is_symbolic(x) else x
+                                for x in node.inputs)
+    graph.outputs = [stored.get(id(x), x) if is_symbolic(x) else x for x in graph.outputs]
+    return graph
 
 
 # -- inlining ----------------------------------------------------------------------------

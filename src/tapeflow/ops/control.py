@@ -11,8 +11,8 @@ from .draws import (draw_variables, drawn_outputs, export_branch_draws, export_l
                     if_drawn_outputs, replay_if_drawn, replay_while_drawn, saved_draws,
                     while_drawn_outputs)
 from .batching import Batched
-from .registry import never_bound, record
-from .structural import StructuralOp, of_kind, register_structural
+from .registry import bind, never_bound, record
+from .structural import STORED_VALUE, StructuralOp, of_kind, register_structural
 
 
 def _truth(pred, what):
@@ -45,6 +45,7 @@ def _not_batchable(what):
 def _trace_subgraph(name, fn, inputs_like=()):
     """Traces `fn(*placeholders)` into a new Graph; returns (graph, result structure)."""
     from ..graph.ir import Graph
+    from ..graph.passes import reuse_stored_values
     from ..graph.trace import tracing
     graph = Graph(name)
     outer = context.current_graph.get()
@@ -55,6 +56,7 @@ def _trace_subgraph(name, fn, inputs_like=()):
     with tracing(graph):
         placeholders = graph.placeholders_like(inputs_like, "loop_var")
         result = fn(*placeholders)
+    reuse_stored_values(graph)
     graph.closed = True
     return graph, result
 
@@ -509,8 +511,8 @@ def _while_grad(ctx, *dys):
                               unconnected_gradients=UnconnectedGradients.ZERO)
         # A list's value after the step is not carried (it would change shape at every
         # step): nothing needs it, as pushes and pops differentiate without their values.
-        _reuse_stored_outputs(outs, [None if i in by_length or i in draw_vars else a
-                                     for i, a in enumerate(after)], sources)
+        _note_stored_values(outs, [None if i in by_length or i in draw_vars else a
+                                   for i, a in enumerate(after)], sources)
         new_d_vals = [g if f else d for g, f, d in zip(grads[:n], float_vars, d_vals)]
         # A gradient that reached the loop's stored history (a second derivative) joins
         # the loop variable's gradient at the step it was stored.
@@ -536,20 +538,17 @@ def _while_grad(ctx, *dys):
     return grads + cap_grads
 
 
-def _reuse_stored_outputs(outs, after, sources):
-    """While tracing the reverse body: the body's outputs, recomputed from the stored
-    inputs of the step, are the loop variables' stored values after it. The gradient
-    nodes read the stored ones instead, so the recomputation (a matrix product feeding
-    a tanh, say) is dead code the backend drops, as JAX's scan saves its residuals."""
-    graph = context.current_graph.get()
-    if graph is None:
-        return
+def _note_stored_values(outs, after, sources):
+    """The body's outputs, recomputed from the stored inputs of the step, are the loop
+    variables' stored values after it: a StoredValue note says so, and the traced reverse
+    body reads the stored ones instead (graph/passes.py's reuse_stored_values), so the
+    recomputation (a matrix product feeding a tanh, say) is dead code the backend drops,
+    as JAX's scan saves its residuals."""
     inputs = {id(x) for x in sources}
     for out, stored in zip(outs, after):
-        if (stored is not None and isinstance(out, Symbolic) and out.graph is graph
-                and id(out) not in inputs and out.dtype.is_floating
+        if (stored is not None and id(out) not in inputs and out.dtype.is_floating
                 and out._shape == stored._shape):
-            _replace_uses(graph, out, _own(graph, stored))
+            bind(STORED_VALUE, [out, stored])
 
 
 _WHILE_ONLY = never_bound("While (tf.while_loop)")

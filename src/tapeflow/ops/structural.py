@@ -89,6 +89,18 @@ CALL = register_structural(StructuralOp(
     name="Call", args=("x0",), infer=_CALL_ONLY, eager=_CALL_ONLY, differentiable=False,
     subgraphs=("graph",), inlined=True))
 
+def _nothing(*args, **attrs):
+    return []
+
+
+# A note, bound by the While gradient's reverse body: `computed` (the body's output,
+# recomputed from the step's stored inputs) equals `stored` (the loop variable's value
+# after the step, kept by the forward loop). graph/passes.py's reuse_stored_values makes
+# the graph read `stored` instead and drops the note; run, it does nothing.
+STORED_VALUE = register_structural(StructuralOp(
+    name="StoredValue", args=("computed", "stored"), infer=_nothing, eager=_nothing,
+    n_out=0, differentiable=False, batch=lambda op, inputs, attrs, batch: []))
+
 _CUSTOM_GRADIENT_ONLY = never_bound("custom_gradient")
 # What a tape records for a custom_gradient's call: each use is a copy whose gradient is
 # the user's grad_fn (autodiff/custom.py).
