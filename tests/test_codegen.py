@@ -100,41 +100,80 @@ def test_benchmark_and_its_gradient_are_one_fused_loop_each():
 
 SNAPSHOT = '''\
 @njit(error_model="numpy", nogil=True)
-def kernel(x0, K_float32, W):
+def kernel(x, K_float32, W):
     W[0] = -1
     c0 = K_float32[0]
     c1 = K_float32[1]
+    # {where}
     W[0] = 0
     # fused: Mul AddV2 -> Sum
-    n2 = x0.shape[0]
-    n4 = n2
-    p5 = np.float64(0.0)
-    buf6 = np.empty(1024, np.float32)
-    for b7 in range(0, n4, 1024):
-        m8 = min(1024, n4 - b7)
-        f10 = x0[b7:b7 + m8]
-        for j9 in range(m8):
-            r3 = f10[j9]
-            e11 = r3 * c0
-            e12 = e11 + c1
-            buf6[j9] = e12
-        for j13 in range(m8):
-            p5 = radd_fast(p5, np.float64(buf6[j13]))
-    s14 = np.float32(p5)
-    t15 = np.full((), s14)
-    return (t15,)
+    n2 = x.shape[0]
+    sum_acc = np.float64(0.0)
+    sum_chunk = np.empty(1024, np.float32)
+    for b6 in range(0, n2, 1024):
+        m7 = min(1024, n2 - b6)
+        x_chunk = x[b6:b6 + m7]
+        for j8 in range(m7):
+            x_s = x_chunk[j8]
+            mul_s = x_s * c0
+            addv2_s = mul_s + c1
+            sum_chunk[j8] = addv2_s
+        for j12 in range(m7):
+            sum_acc = radd_fast(sum_acc, np.float64(sum_chunk[j12]))
+    sum = np.float32(sum_acc)
+    sum_array = np.full((), sum)
+    return (sum_array,)
 '''
 
 
 def test_generated_kernel_snapshot():
     """Catches unintended codegen changes: update SNAPSHOT when a change is meant."""
-    compiled = compile_graph(trace(lambda x: tf.reduce_sum(x * 2.0 + 1.0), ((5,), F32)))
+    fn = lambda x: tf.reduce_sum(x * 2.0 + 1.0)  # noqa: E731 - its line is in the kernel
+    compiled = compile_graph(trace(fn, ((5,), F32)))
+    where = f"{__file__}:{fn.__code__.co_firstlineno}: {LAMBDA_LINE}"
     body = compiled.source[compiled.source.index("@njit"):]
-    assert body == SNAPSHOT
+    assert body == SNAPSHOT.format(where=where)
     assert ("from tapeflow.backends.numba_cpu.kernels.scalar_math import radd_fast"
             in compiled.source)
     (out,) = run(compiled, np.arange(5, dtype=np.float32))
     assert out.dtype == np.float32 and out.shape == () and float(out) == 25.0
+
+
+LAMBDA_LINE = "fn = lambda x: tf.reduce_sum(x * 2.0 + 1.0)  # noqa: E731 - its line is in the kernel"
+
+
+def test_kernel_shows_value_names_and_the_user_lines_but_compiles_them_by_position():
+    """The kernel as shown names values after the graph's (the Python parameters, the
+    Variable, the ops) with the user's line above their code; the module compiled names
+    them by position, so functions of one structure share it whatever their names."""
+    weights = tf.Variable(np.ones((3, 2), np.float32), name="dense/kernel")
+
+    def layer(images):
+        return tf.nn.relu(tf.matmul(images, weights))
+
+    def other(pixels):
+        return tf.nn.relu(tf.matmul(pixels, weights))
+
+    saved, settings.compile_mode = settings.compile_mode, "sync"
+    try:
+        first, second = [tf.function(fn).get_concrete_function(tf.TensorSpec((4, 3), F32))
+                         for fn in (layer, other)]
+        first.kernel_source, second.kernel_source  # compiles them
+        first, second = first._compilation.kernel, second._compilation.kernel
+    finally:
+        settings.compile_mode = saved
+    shown = first.source
+    assert "def kernel(images, dense_kernel, " in shown
+    assert "matmul = " in shown and "relu_s = " in shown
+    assert f"# {__file__}:" in shown
+    assert "return tf.nn.relu(tf.matmul(images, weights))" in shown
+    assert "def kernel(pixels, dense_kernel, " in second.source
+    assert first.module_source == second.module_source
+    assert first.cache_key == second.cache_key
+    assert __file__ not in first.module_source and "images" not in first.module_source
+    xv = np.arange(12, dtype=np.float32).reshape(4, 3) - 5
+    (out,) = run(first, xv, variables=[weights.numpy()])
+    np.testing.assert_array_equal(out, np.maximum(xv @ weights.numpy(), 0))
 
 
 def test_retrace_for_a_new_shape_reuses_the_kernel():
@@ -530,10 +569,10 @@ def test_scalar_loop_variables_and_branch_results_stay_numba_scalars():
             loss = tf.reduce_sum(y) * tf.cast(total, tf.float32)
         return k, flag, total, loss, tape.gradient(loss, x)
     compiled = compile_graph(trace(fn, ((3,), F32), ((), tf.int32)))
-    loop = compiled.source[compiled.source.index("while True:"):]
+    loop = compiled.module_source[compiled.module_source.index("while True:"):]
     assert "np.empty(()" not in loop
     for dtype in ("int32", "int64", "bool_", "float64"):  # the loop variables, as scalars
-        assert re.search(rf"^ +w\d+ = np\.{dtype}\(", compiled.source, re.M), dtype
+        assert re.search(rf"^ +w\d+ = np\.{dtype}\(", compiled.module_source, re.M), dtype
     assert "gather4" not in compiled.source
     for xv, n in ((np.array([0.3, -1.0, 0.7], np.float32), 4),
                   (np.array([2.0, 1.5, 0.7], np.float32), 3),
@@ -607,10 +646,10 @@ def test_a_list_grows_in_place_in_a_compiled_loop_unless_two_pushes_share_it():
 
     xv, n = np.array([1.0, 2.0], np.float32), np.int32(20)  # past the first 16 rows
     compiled = compile_graph(trace(grow, ((2,), F32), ((), tf.int32)))
-    assert "rows" in compiled.source  # written into one buffer, not copied per push
+    assert "rows" in compiled.module_source  # written into one buffer, not copied per push
     assert_matches(run(compiled, xv, n), eager(grow, xv, n))
     compiled = compile_graph(trace(fork, ((2,), F32), ((), tf.int32)))
-    assert "rows" not in compiled.source
+    assert "rows" not in compiled.module_source
     assert_matches(run(compiled, xv, n), eager(fork, xv, n))
 
 
@@ -635,8 +674,8 @@ def test_appends_inside_a_cond_or_an_inner_loop_grow_the_outer_loops_buffer():
     from tapeflow.ops.lists import list_push_back
     compiled = compile_graph(trace(fn, ((2,), F32), ((), tf.int32)))
     # One buffer, started once; the reverse loop rebuilds no list (only lengths matter).
-    assert len(re.findall(r"copy_flat\(rows\d+, 0, ", compiled.source)) == 1
-    assert not re.search(r"copy_flat\(t\d+, 0, ", compiled.source)
+    assert len(re.findall(r"copy_flat\(rows\d+, 0, ", compiled.module_source)) == 1
+    assert not re.search(r"copy_flat\(t\d+, 0, ", compiled.module_source)
     xv = np.array([0.5, -1.0], np.float32)
     for n in (1, 7, 40):  # 40: past the first 16 rows
         assert_matches(run(compiled, xv, np.int32(n)), eager(fn, xv, np.int32(n)))

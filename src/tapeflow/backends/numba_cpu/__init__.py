@@ -28,6 +28,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     linalg,
     lists,
     loops,
+    names,
     nn,
     random,
     reduce,
@@ -70,7 +71,8 @@ def _helpers():
 
 
 def assemble(cg):
-    """The module text and the kernel's parameters, in order."""
+    """The module text, the text shown for it (names.py) and the kernel's parameters, in
+    order."""
     params = []
     for i, x in enumerate(cg.graph.inputs):
         name = f"x{i}"
@@ -86,19 +88,20 @@ def assemble(cg):
     params += [p for p in cg.params if p.kind in ("random", "permutation", "stream")]
     if cg.sites:
         params.append(generator.Param("W", "site", None, np.dtype(np.int64), 1))
-    body = cg.prologue_lines() + cg.lines
-    text = "\n".join(body)
+    body = generator.without_dead_views(cg.prologue_lines() + cg.lines)
+    text = "\n".join(names.module_lines(body))
     helpers = _helpers()
     by_module = {}
     for name in sorted(set(re.findall(r"\b([A-Za-z_]\w*)\(", text)) & helpers.keys()):
         by_module.setdefault(helpers[name], []).append(name)
     lines = [_HEADER, "import numpy as np", "from numba import njit", ""]
-    for module, names in sorted(by_module.items()):
-        lines.append(f"from {module} import {', '.join(names)}")
-    lines += ["", "", '@njit(error_model="numpy", nogil=True)',
-              f"def kernel({', '.join(p.name for p in params)}):"]
-    lines += body
-    return "\n".join(lines) + "\n", params
+    for module, imported in sorted(by_module.items()):
+        lines.append(f"from {module} import {', '.join(imported)}")
+    lines += ["", "", '@njit(error_model="numpy", nogil=True)']
+    code = [f"def kernel({', '.join(p.name for p in params)}):"] + body
+    module = "\n".join(lines + names.module_lines(code)) + "\n"
+    shown = "\n".join(lines + names.shown_lines(code, cg.readable)) + "\n"
+    return module, shown, params
 
 
 def _numba_type(param):
@@ -118,7 +121,7 @@ def compile_graph(graph):
     from .kernels import microgemm
     optimized = compiler.optimize(graph)
     cg, output_specs, assigned = generator.generate(optimized, loops.emit_group)
-    source, params = assemble(cg)
+    source, shown, params = assemble(cg)
     digest = cache.key(source)
     module = cache.load(source, digest)
     try:
@@ -130,7 +133,7 @@ def compile_graph(graph):
                 numba_cache.attach(kernel, kernel.py_func)
                 kernel.compile(tuple(_numba_type(p) for p in params))
         compiled = CompiledGraph(optimized, kernel, params, cg, output_specs, assigned,
-                                 source, digest)
+                                 shown, digest, module_source=source)
     except BaseException:
         cache.release(module)
         raise

@@ -12,7 +12,9 @@ constants, shape-like attrs such as Reshape's `shape`) are arguments of the kern
 retraced for a new shape therefore generates the same source and reuses the compiled code.
 """
 
+import collections
 import itertools
+import re
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from ...graph.variables import ASSIGN_VARIABLE, READ_VARIABLE
 from ...ops.control import IF, WHILE
 from ...tensor import Symbolic
 from .. import compiler
+from . import names
 from .text import (
     SUPPORTED_DTYPES,
     Unsupported,
@@ -92,6 +95,9 @@ class Codegen:
         self.lines = []
         self.depth = 1
         self._fresh = itertools.count()
+        # generated name -> the name it is shown by (names.shown_lines makes them unique)
+        self.readable = {}
+        self.shown_source = None  # the user's line the comment above the code names
         self.vals = {}
         self.params = []
         self.used = set()
@@ -102,6 +108,7 @@ class Codegen:
         self.ints = []           # the shape-like attrs, in order
         self.errors = []         # error code -> (kind, node, detail)
         self.sites = []          # W[0] value -> the node whose code runs then
+        self.mark_line = None    # where in lines the last W[0] store is
         self.prologue = []
         self.variables = {}      # variable index -> Val (current value)
         self.assigned = []       # variable indices assigned, in order
@@ -115,11 +122,35 @@ class Codegen:
         self.ranges = {}         # id(Range output read only by gathers) -> (start, count, step)
 
     # -- bookkeeping ------------------------------------------------------------------
-    def fresh(self, prefix="t"):
-        return f"{prefix}{next(self._fresh)}"
+    def fresh(self, prefix="t", shown=None):
+        """A new variable name; `shown`, when given, is the name it is shown by."""
+        name = f"{prefix}{next(self._fresh)}"
+        if shown is not None:
+            self.readable[name] = (shown if isinstance(shown, names.Derived)
+                                   else names.identifier(shown))
+        return name
+
+    def shown_after(self, v, suffix):
+        """The name to show a variable derived from Val `v` by: v's own and `suffix`."""
+        return self.shown_after_name(v.name if v.name is not None else v.scalar, suffix)
+
+    def shown_after_name(self, name, suffix):
+        """How to show a variable derived from variable `name`: as the name `name` is
+        shown by, and `suffix` (names.Derived); None where `name` has none."""
+        return names.Derived(name, suffix) if name in self.readable else None
 
     def emit(self, line):
         self.lines.append("    " * self.depth + line)
+
+    def emit_source(self, nodes):
+        """Comments naming the user's lines that `nodes` come from, once for consecutive
+        nodes of one line."""
+        wheres = list(dict.fromkeys(node.where() for node in nodes))
+        if wheres[0] == self.shown_source:
+            wheres = wheres[1:]
+        for where in wheres:
+            self.lines.append("    " * self.depth + names.SOURCE_COMMENT + where)
+            self.shown_source = where
 
     def error(self, kind, node, detail=""):
         self.errors.append((kind, node, detail))
@@ -131,8 +162,23 @@ class Codegen:
         big) names the node and its line, at no cost on the way that does not fail."""
         if not self.sites:
             self.prologue.insert(0, "W[0] = -1")
-        self.sites.append(node)
+        if self._overwritable_mark():
+            # Only comments since the last store (a node without code of its own, as a
+            # variable read): that store is dead, this node takes its place.
+            del self.lines[self.mark_line]
+            self.sites[-1] = node
+        else:
+            self.sites.append(node)
+        self.mark_line = len(self.lines)
         self.emit(f"W[0] = {len(self.sites) - 1}")
+
+    def _overwritable_mark(self):
+        if self.mark_line is None or self.mark_line >= len(self.lines):
+            return False
+        store = self.lines[self.mark_line]
+        return (store == "    " * self.depth + f"W[0] = {len(self.sites) - 1}"
+                and all(line.lstrip().startswith("#")
+                        for line in self.lines[self.mark_line + 1:]))
 
     def runtime_ints(self, values):
         exprs = []
@@ -199,6 +245,10 @@ class Codegen:
         return self.constant(t)
 
     def define(self, y, v):
+        if v.name is not None:
+            self.readable.setdefault(v.name, names.identifier(y.name))
+        elif v.local:
+            self.readable.setdefault(v.scalar, names.identifier(y.name))
         self.vals[id(y)] = v
         return v
 
@@ -209,9 +259,9 @@ class Codegen:
     def array(self, v):
         """The name of an array holding `v` (a scalar becomes a 0-d array)."""
         if v.local:  # here, not cached: this point may sit in a branch the next use is not
-            return self.assign(f"np.full((), {v.scalar})")
+            return self.assign(f"np.full((), {v.scalar})", self.shown_after(v, "_array"))
         if v.name is None:
-            name = self.fresh()
+            name = self.fresh("t", self.shown_after(v, "_array"))
             # At the top of the kernel: defined on every path, whatever branch needs it.
             self.prologue.append(f"{name} = np.full((), {v.scalar})")
             v.name = name
@@ -258,9 +308,9 @@ class Codegen:
         self.emit(f"{name} = {cast(expr, y.dtype)}")
         return self.define(y, Val(None, y.dtype, (), scalar=name, local=True))
 
-    def assign(self, expr):
-        """A new variable holding `expr`; its name."""
-        name = self.fresh()
+    def assign(self, expr, shown=None):
+        """A new variable holding `expr` (shown as `shown`); its name."""
+        name = self.fresh("t", shown)
         self.emit(f"{name} = {expr}")
         return name
 
@@ -302,8 +352,7 @@ class Codegen:
         for x in graph.inputs:
             check_dtype(x.dtype, "an input")
         for i, x in enumerate(graph.inputs):
-            name = f"x{i}"
-            self.vals[id(x)] = Val(name, x.dtype, x._shape, "C")
+            self.define(x, Val(f"x{i}", x.dtype, x._shape, "C"))
         self.body(graph)
         returns = []
         output_specs = []
@@ -357,6 +406,7 @@ class Codegen:
         saved = (self.graph, self.consumers, self.outputs_ids)
         self.graph = sub
         self.nesting += 1
+        self.shown_source = None
         try:
             for ph, v in zip(sub.inputs, inputs):
                 self.vals[id(ph)] = v
@@ -366,6 +416,7 @@ class Codegen:
         finally:
             self.graph, self.consumers, self.outputs_ids = saved
             self.nesting -= 1
+            self.shown_source = None  # the code after a body is its node's again
 
     # -- one node ---------------------------------------------------------------------------
     def node(self, node):
@@ -374,6 +425,7 @@ class Codegen:
         if not callable(lower):
             raise Unsupported(f"the compiled backend has no lowering for op {node.op.name} "
                               f"at {node.where()}")
+        self.emit_source([node])
         self.emit(f"# {node.op.name}")
         self.mark(node)
         lower(self, node)
@@ -382,6 +434,7 @@ class Codegen:
     def group(self, group):
         for node in group.nodes + group.reductions:
             _check_node_dtypes(node)
+        self.emit_source(group.nodes + group.reductions)
         self.mark(group.nodes[0] if group.nodes else group.reductions[0])
         self.emit_group(self, group)
 
@@ -461,6 +514,25 @@ def _check_node_dtypes(node):
         if x.dtype.name not in SUPPORTED_DTYPES:
             raise Unsupported(f"the compiled backend does not support {x.dtype.name}: "
                               f"{node.op.name} at {node.where()}")
+
+
+# A variable that only names memory: a reshaped view or a flat view of another, or a
+# contiguous copy of one (no check of ours, nothing that a later line depends on).
+_VIEW = re.compile(r"\s*(\w+) = (?:\w+\.reshape\(.*\)|np\.ascontiguousarray\(\w+\)"
+                   r"|flat_view\(\w+\))$")
+
+
+def without_dead_views(lines):
+    """`lines` less the views that nothing reads: a lowering makes a view of each output of
+    its node, and the code after may read only some of them."""
+    while True:
+        uses = collections.Counter(
+            name for line in lines for name in names.IDENTIFIER.findall(line))
+        kept = [line for line in lines
+                if not ((view := _VIEW.match(line)) and uses[view.group(1)] == 1)]
+        if len(kept) == len(lines):
+            return kept
+        lines = kept
 
 
 def generate(graph, emit_group):

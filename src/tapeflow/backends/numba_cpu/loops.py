@@ -175,10 +175,10 @@ class _FusedLoop:
                 if r.val.name is None:
                     r.var = r.val.scalar
                 else:
-                    r.var = cg.fresh("s")
+                    r.var = cg.fresh("s", cg.shown_after(r.val, "_s"))
                     cg.emit(f"{r.var} = {r.val.name}{subscript(['0'] * r.val.rank)}")
             else:
-                r.var = cg.fresh("r")
+                r.var = cg.fresh("r", cg.shown_after(r.val, "_s"))
         flat = rank >= 1 and all(r.mode == "scalar" or (r.mode == "full" and r.val.layout == "C")
                                  for r in self.reads.values()) and all(
             set(n.attrs["axis"]) == set(range(rank)) for n in g.reductions)
@@ -195,7 +195,8 @@ class _FusedLoop:
                 r = next((r for r in dead if r.val.dtype is y.dtype), None)
                 if r is not None:
                     dead.remove(r)
-                    name = r.val.name
+                    # The buffer, named after the value it now holds (an alias, no copy)
+                    name = cg.assign(r.val.name, y.name)
                 else:
                     name = cg.new_array(y, bounds)
                 cg.define(y, Val(name, y.dtype, g.shape, "C", owner=id(y)))
@@ -204,12 +205,16 @@ class _FusedLoop:
         for red in reductions:
             red.allocate()
         if flat:
-            total = cg.fresh("n")
-            cg.emit(f"{total} = {cg.product(bounds)}")
+            if rank == 1:
+                total = bounds[0]
+            else:
+                total = cg.fresh("n")
+                cg.emit(f"{total} = {cg.product(bounds)}")
             def flat(name):
                 # kernels.flat_view, not a reshape (a runtime call); a vector is its own.
                 # Sizes are checked above where tracing left them open.
-                return name if rank == 1 else cg.assign(f"flat_view({name})")
+                return name if rank == 1 else cg.assign(f"flat_view({name})",
+                                                        cg.shown_after_name(name, "_flat"))
             for r in self.reads.values():
                 if r.mode == "full":
                     r.flat = flat(cg.array(r.val))
@@ -272,7 +277,7 @@ class _FusedLoop:
         sums). One accumulating loop would run the whole body at float64 width."""
         cg = self.cg
         for red in reductions:
-            red.buffer = cg.fresh("buf")
+            red.buffer = cg.fresh("buf", red.node.outputs[0].name + "_chunk")
             cg.emit(f"{red.buffer} = np.empty({CHUNK}, {np_name(red.dt)})")
         base, m, j = cg.fresh("b"), cg.fresh("m"), cg.fresh("j")
         cg.emit(f"for {base} in range(0, {total}, {CHUNK}):")
@@ -282,12 +287,12 @@ class _FusedLoop:
         for r in self.reads.values():
             if r.mode == "full":
                 whole[id(r)] = r.flat
-                part = cg.fresh("f")
+                part = cg.fresh("f", cg.shown_after(r.val, "_chunk"))
                 cg.emit(f"{part} = {r.flat}[{base}:{base} + {m}]")
                 r.flat = part
         parts = []
         for node, f in writes:
-            part = cg.fresh("f")
+            part = cg.fresh("f", node.outputs[0].name + "_chunk")
             cg.emit(f"{part} = {f}[{base}:{base} + {m}]")
             parts.append((node, part))
         cg.emit(f"for {j} in range({m}):")
@@ -321,7 +326,7 @@ class _FusedLoop:
             operands = [self.operand(node, i) for i in range(len(node.inputs))]
             consts = [scalar_value(x) for x in node.inputs]
             expr = member.expression(node, operands, consts)
-            t = cg.fresh("e")
+            t = cg.fresh("e", node.outputs[0].name + "_s")
             if _needs_cast(node, member):
                 expr = cast(expr, node.outputs[0].dtype)
             cg.emit(f"{t} = {expr}")
@@ -422,11 +427,11 @@ class _Reduction:
             return
         cg = self.cg
         kept = ["1" if d in self.axes else b for d, b in enumerate(self.loop.bounds)]
-        self.array = cg.fresh("acc")
+        self.array = cg.fresh("acc", self.node.outputs[0].name + "_acc")
         cg.emit(f"{self.array} = np.full({tuple_expr(kept)}, {self.initial()}, "
                 f"{np_name(self.acc_dt)})")
 
-    def _accsubscript(self, upto):
+    def _acc_subscript(self, upto):
         idx = []
         for d in range(self.loop.rank):
             if d in self.axes or d >= upto:
@@ -438,7 +443,7 @@ class _Reduction:
     def init(self, depth):
         start = 0 if self.full else self.suffix
         if depth == start and (self.full or self.suffix < self.loop.rank):
-            self.scalar = self.cg.fresh("p")
+            self.scalar = self.cg.fresh("p", self.node.outputs[0].name + "_acc")
             self.cg.emit(f"{self.scalar} = {self.initial()}")
 
     def update(self):
@@ -448,7 +453,7 @@ class _Reduction:
         elif self.scalar is not None:
             self.cg.emit(f"{self.scalar} = {self.step(self.scalar, value)}")
         else:
-            target = f"{self.array}{self._accsubscript(self.loop.rank)}"
+            target = f"{self.array}{self._acc_subscript(self.loop.rank)}"
             self.cg.emit(f"{target} = {self.step(target, value)}")
 
     def drain(self, count):
@@ -459,7 +464,7 @@ class _Reduction:
     def combine(self, depth):
         if self.full or self.scalar is None or depth != self.suffix:
             return
-        target = f"{self.array}{self._accsubscript(self.suffix)}"
+        target = f"{self.array}{self._acc_subscript(self.suffix)}"
         self.cg.emit(f"{target} = {self.step(target, self.scalar)}")
 
     def finish(self):

@@ -9,9 +9,12 @@ from ...errors import InternalError, InvalidArgumentError, ResourceExhaustedErro
 class CompiledGraph:
     """A graph compiled to machine code; call it with the input and variable arrays."""
 
-    def __init__(self, graph, kernel, params, cg, output_specs, assigned, source, digest):
+    def __init__(self, graph, kernel, params, cg, output_specs, assigned, source, digest,
+                 module_source):
         self.graph = graph
+        # source: the kernel as shown (names.py); module_source: the module compiled
         self.source = source
+        self.module_source = module_source
         self.cache_key = digest
         self._kernel = kernel
         self._n_variables = len(graph.variables)

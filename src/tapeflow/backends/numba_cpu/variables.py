@@ -3,6 +3,7 @@ code of their own, they rebind the kernel's values."""
 
 from ...graph.identity_n import IDENTITY_N
 from ...graph.variables import ASSIGN_VARIABLE, READ_VARIABLE
+from . import names
 from .generator import Param, Val, lowers
 from .text import Unsupported, check_dtype
 
@@ -18,6 +19,7 @@ def _read_variable(cg, node):
         if not any(p.name == name for p in cg.params):
             cg.params.append(Param(name, "variable", index, var.dtype._np, len(var._shape)))
         v = Val(name, var.dtype, var._shape, "C")
+        cg.readable.setdefault(name, names.identifier(var.name))
         cg.variables[index] = v
     cg.used.add(v.name)
     cg.define(node.outputs[0], v)
