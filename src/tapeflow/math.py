@@ -5,7 +5,7 @@ from .ops.elementwise import (  # noqa: F401
     greater, greater_equal, less, less_equal, log, log1p, logical_and, logical_not,
     logical_or, logical_xor, maximum, minimum, mod, multiply, negative, not_equal, pow,
     realdiv, reciprocal, round, rsqrt, sigmoid, sign, sin, softplus, sqrt, square,
-    squared_difference, subtract, tan, tanh, truediv)
+    squared_difference, subtract, tan, tanh, truediv, xlogy)
 from .ops.nn import l2_normalize, log_sigmoid, log_softmax, softmax  # noqa: F401
 from .ops.reduce import (  # noqa: F401
     argmax, argmin, count_nonzero, cumprod, cumsum, reduce_all, reduce_any, reduce_logsumexp,

@@ -220,6 +220,7 @@ SAMPLES = {
     "Maximum": _apart_pair,
     "Minimum": _apart_pair,
     "SquaredDifference": _binary("SquaredDifference", int_too=True),
+    "Xlogy": _binary("Xlogy"),
     "Neg": _unary("Neg", int_too=True),
     "Square": _unary("Square", int_too=True),
     "Sqrt": _unary("Sqrt"),

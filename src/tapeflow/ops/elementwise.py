@@ -231,6 +231,28 @@ SQUARED_DIFFERENCE = _binary(
     grad=lambda ctx, dy: (unbroadcast(dy * (2.0 * (ctx.x - ctx.y)), ctx.shapes[0]),
                           unbroadcast(dy * (2.0 * (ctx.y - ctx.x)), ctx.shapes[1])))
 
+def _xlogy_kernel(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x == 0, np.zeros_like(x), x * np.log(y))
+
+
+def _xlogy_grad(ctx, dy):
+    # TensorFlow's _XLogyGrad: where x is 0 both partials are 0, whatever y is.
+    x_is_zero = bind(EQUAL, (ctx.x, zeros_like(ctx.x)))
+    gx = gy = None
+    if ctx.needs[0]:
+        x_not_zero = cast(bind(LOGICAL_NOT, (x_is_zero,)), ctx.x.dtype)
+        gx = unbroadcast(dy * xlogy(x_not_zero, ctx.y), ctx.shapes[0])
+    if ctx.needs[1]:
+        ratio = ctx.x / ctx.y
+        gy = unbroadcast(dy * where(x_is_zero, zeros_like(ratio), ratio), ctx.shapes[1])
+    return gx, gy
+
+
+XLOGY = _binary("Xlogy", _xlogy_kernel, "(0 if {0} == 0 else {0} * log_f({1}))",
+                grad=_xlogy_grad, allowed=is_float, what="float types", domain=(0.2, 3.0))
+
+
 NEG = _unary("Neg", operator.neg, "-{0}", saves=(), allowed=_is_signed, what=_SIGNED,
              grad=lambda ctx, dy: (-dy,))
 SQUARE = _unary("Square", np.square, "{0} * {0}", allowed=is_numeric, what="numeric types",
@@ -499,6 +521,11 @@ def squared_difference(x, y, name=None):
     return bind(SQUARED_DIFFERENCE, _pair(x, y))
 
 
+def xlogy(x, y, name=None):
+    """x * log(y), and 0 where x is 0 (even where y is 0), as tf.math.xlogy."""
+    return bind(XLOGY, _pair(x, y))
+
+
 def _unary_api(op):
     def public(x, name=None):
         return bind(op, (x if type(x) is Tensor else rules.as_tensor(x),))
@@ -709,7 +736,7 @@ def ones_like(x):
 
 __all__ = [
     "add", "subtract", "multiply", "truediv", "divide", "realdiv", "floordiv", "floormod",
-    "pow", "maximum", "minimum", "squared_difference", "identity", "stop_gradient", "cast",
+    "pow", "maximum", "minimum", "squared_difference", "xlogy", "identity", "stop_gradient", "cast",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
     "logical_or", "tensor_equals", "tensor_not_equals", "where", "clip_by_value", "floor_div",
     "mod", "negative", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "erf", "erfc", "log", "log1p",
