@@ -17,7 +17,7 @@ PACKAGE = Path(tapeflow.__file__).parent
 # first: a module may import modules of its own layer and of lower ones, at module level
 # or inside a function alike (an import graph read with ast).
 LAYERS = (
-    ("errors", "dtypes", "context", "config", "nest", "source", "tensor"),
+    ("errors", "dtypes", "context", "config", "nest", "source", "tensor", "version"),
     ("ops", "printing"),  # printing: tf.print's op
     ("autodiff", "graph"),
     ("backends",),
@@ -43,7 +43,6 @@ ALLOWED_UPWARD = {
     ("tapeflow.graph.compile_worker", "backends"): (
         "tf.function compiles with the one backend there is; backends registering "
         "themselves as they load would remove it"),
-    ("tapeflow.backends", "__init__"): "the package's __version__ keys the compile cache",
 }
 
 

@@ -29,9 +29,9 @@ from .module import Module, name_scope
 from .printing import print_ as print  # noqa: A004
 from .tensor import Tensor, TensorShape, constant, convert_to_tensor, is_tensor
 from .variable import Variable
+from .version import __version__
 
 newaxis = None
-__version__ = "0.1.0"
 
 
 def executing_eagerly():

@@ -54,7 +54,7 @@ def salt():
         import llvmlite
         import numba
 
-        from ... import __version__
+        from ...version import __version__
         h = hashlib.sha256()
         for part in (f"tapeflow {__version__}", f"numba {numba.__version__}",
                      f"llvmlite {llvmlite.__version__}"):
