@@ -18,6 +18,7 @@ from .ops.elementwise import (
     multiply, negative, not_equal, pow, realdiv, round, sigmoid, sign, sin, sqrt, square,
     stop_gradient, subtract, tan, tanh, truediv, where)
 from .ops.linalg import clip_by_norm, einsum, matmul, norm, tensordot
+from .ops.trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh
 from .ops.reduce import (argmax, argmin, cumsum, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from .ops.shape import (broadcast_to, concat, expand_dims, gather, gather_nd, one_hot, pad,

@@ -6,6 +6,11 @@ from .ops.elementwise import (  # noqa: F401
     logical_or, logical_xor, maximum, minimum, mod, multiply, negative, not_equal, pow,
     realdiv, reciprocal, round, rsqrt, sigmoid, sign, sin, softplus, sqrt, square,
     squared_difference, subtract, tan, tanh, truediv, xlogy)
+from .ops.nonfinite import (  # noqa: F401
+    divide_no_nan, is_finite, is_inf, is_nan, multiply_no_nan, reciprocal_no_nan, xdivy,
+    xlog1py)
+from .ops.trigonometric import (  # noqa: F401
+    acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh)
 from .ops.nn import l2_normalize, log_sigmoid, log_softmax, softmax  # noqa: F401
 from .ops.reduce import (  # noqa: F401
     argmax, argmin, count_nonzero, cumprod, cumsum, reduce_all, reduce_any, reduce_logsumexp,

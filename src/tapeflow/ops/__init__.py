@@ -5,6 +5,8 @@ import sys as _sys
 from .. import tensor as _tensor
 from .creation import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
+from .trigonometric import *  # noqa: F401,F403
+from .nonfinite import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403

@@ -25,16 +25,16 @@ def _quiet(fn):
     return kernel
 
 
-def _unary(name, eager, emit, grad=None, saves=("x",), allowed=is_float,
-           what="float types", **kw):
+def unary_entry(name, eager, emit, grad=None, saves=("x",), allowed=is_float,
+                what="float types", out_dtype=None, **kw):
     return register(OpDef(
-        name=name, args=("x",), infer=named(name, rules.unary(allowed, what)),
+        name=name, args=("x",), infer=named(name, rules.unary(allowed, what, out_dtype)),
         eager=eager, emit=emit, grad=grad, saves=saves if grad else (), elementwise=True,
         differentiable=grad is not None, **kw))
 
 
-def _binary(name, eager, emit, grad=None, saves=("x", "y"), allowed=is_numeric,
-            what="numeric types", out_dtype=None, args=("x", "y"), same_shape=False, **kw):
+def binary_entry(name, eager, emit, grad=None, saves=("x", "y"), allowed=is_numeric,
+                 what="numeric types", out_dtype=None, args=("x", "y"), same_shape=False, **kw):
     return register(OpDef(
         name=name, args=args,
         infer=named(name, rules.binary(allowed, what, out_dtype, same_shape)),
@@ -55,7 +55,7 @@ def _is_wide_number(d):
     return d.is_floating or d.name in ("int32", "int64")
 
 
-def _pair(x, y):
+def operand_pair(x, y):
     """Converts the two operands of a binary op; the Tensor side's dtype wins."""
     if type(x) is Tensor:
         if type(y) is Tensor:
@@ -69,11 +69,11 @@ def _pair(x, y):
 
 # -- gradient helper ops (TensorFlow's *Grad kernels, so the numbers match) ------------
 
-TANH_GRAD = _binary(
+TANH_GRAD = binary_entry(
     "TanhGrad", lambda y, dy: dy * (1 - y * y), "{1} * (1 - {0} * {0})",
     grad=lambda ctx, g: (g * ctx.dy * -2.0 * ctx.y, tanh_grad(ctx.y, g)),
     args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types")
-SIGMOID_GRAD = _binary(
+SIGMOID_GRAD = binary_entry(
     "SigmoidGrad", lambda y, dy: dy * (y * (1 - y)), "{1} * ({0} * (1 - {0}))",
     grad=lambda ctx, g: (g * ctx.dy * (1.0 - 2.0 * ctx.y), sigmoid_grad(ctx.y, g)),
     args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types")
@@ -86,36 +86,36 @@ def _zero_where_dy_is_zero(dy, grad):
     return np.where(dy == 0, np.zeros_like(grad), grad)
 
 
-RECIPROCAL_GRAD = _binary(
+RECIPROCAL_GRAD = binary_entry(
     "ReciprocalGrad", lambda y, dy: _zero_where_dy_is_zero(dy, -dy * y * y),
     "(-{1} * {0} * {0} if {1} != 0 else 0)",
     grad=lambda ctx, g: (-2.0 * g * ctx.dy * ctx.y, reciprocal_grad(ctx.y, g)),
     args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types")
-SQRT_GRAD = _binary(
+SQRT_GRAD = binary_entry(
     "SqrtGrad", lambda y, dy: _zero_where_dy_is_zero(dy, dy * 0.5 / y),
     "({1} * 0.5 / {0} if {1} != 0 else 0)",
     grad=lambda ctx, g: (-g * ctx.dy * 0.5 / (ctx.y * ctx.y), sqrt_grad(ctx.y, g)),
     args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types", domain=(0.2, 2.0))
-RSQRT_GRAD = _binary(
+RSQRT_GRAD = binary_entry(
     "RsqrtGrad", lambda y, dy: _zero_where_dy_is_zero(dy, dy * -0.5 * y * y * y),
     "({1} * -0.5 * {0} * {0} * {0} if {1} != 0 else 0)",
     grad=lambda ctx, g: (g * ctx.dy * -1.5 * ctx.y * ctx.y, rsqrt_grad(ctx.y, g)),
     args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types",
     domain=(0.2, 2.0))
-RELU_GRAD = _binary(
+RELU_GRAD = binary_entry(
     # As TensorFlow's kernel, dy * (x > 0): NaN or Inf in dy stay NaN where x <= 0. (Also
     # faster than np.where on a random mask: perf/run.py mlp, eager, 1.36 -> 1.12 ms.)
     "ReluGrad", lambda dy, x: dy * (x > 0),
     "({0} if {1} > 0 else {0} * 0)",
     grad=lambda ctx, g: (relu_grad(g, ctx.y), zeros_like(ctx.y)), args=("dy", "y"),
     saves=("y",), same_shape=True, allowed=is_float, what="float types", smooth=False)
-ELU_GRAD = _binary(
+ELU_GRAD = binary_entry(
     "EluGrad", lambda dy, y: np.where(y < 0, dy * (y + 1), dy),
     "({0} * ({1} + 1) if {1} < 0 else {0})",
     grad=lambda ctx, g: (where(ctx.y < 0, g * (ctx.y + 1.0), g),
                          where(ctx.y < 0, g * ctx.dy, zeros_like(g))),
     args=("dy", "y"), saves=("dy", "y"), same_shape=True, allowed=is_float, what="float types", smooth=False)
-SOFTPLUS_GRAD = _binary(
+SOFTPLUS_GRAD = binary_entry(
     "SoftplusGrad", lambda dy, x: dy * _sigmoid(x), "{0} * sigmoid_f({1})",
     grad=lambda ctx, g: (g * sigmoid(ctx.x), sigmoid_grad(sigmoid(ctx.x), g * ctx.dy)),
     args=("dy", "x"), saves=("dy", "x"), same_shape=True, allowed=is_float, what="float types")
@@ -147,12 +147,12 @@ def relu_grad(dy, x):
 
 # -- arithmetic ---------------------------------------------------------------------
 
-ADD = _binary("AddV2", operator.add, "{0} + {1}", saves=(),
-              grad=lambda ctx, dy: (unbroadcast(dy, ctx.shapes[0]),
-                                    unbroadcast(dy, ctx.shapes[1])))
-SUB = _binary("Sub", operator.sub, "{0} - {1}", saves=(),
-              grad=lambda ctx, dy: (unbroadcast(dy, ctx.shapes[0]),
-                                    unbroadcast(-dy, ctx.shapes[1]) if ctx.needs[1] else None))
+ADD = binary_entry("AddV2", operator.add, "{0} + {1}", saves=(),
+                   grad=lambda ctx, dy: (unbroadcast(dy, ctx.shapes[0]),
+                                         unbroadcast(dy, ctx.shapes[1])))
+SUB = binary_entry("Sub", operator.sub, "{0} - {1}", saves=(),
+                   grad=lambda ctx, dy: (unbroadcast(dy, ctx.shapes[0]),
+                                         unbroadcast(-dy, ctx.shapes[1]) if ctx.needs[1] else None))
 def _mul_grad(ctx, dy):
     # bind() directly rather than `*`: this rule runs for every recorded product.
     needs = ctx.needs
@@ -160,8 +160,8 @@ def _mul_grad(ctx, dy):
             unbroadcast(bind(MUL, (ctx.x, dy)), ctx.shapes[1]) if needs[1] else None)
 
 
-MUL = _binary("Mul", operator.mul, "{0} * {1}", grad=_mul_grad)
-REAL_DIV = _binary(
+MUL = binary_entry("Mul", operator.mul, "{0} * {1}", grad=_mul_grad)
+REAL_DIV = binary_entry(
     "RealDiv", operator.truediv, "{0} / {1}", allowed=is_float, what="float types",
     grad=lambda ctx, dy: (unbroadcast(dy / ctx.y, ctx.shapes[0]) if ctx.needs[0] else None,
                           unbroadcast(dy * ((-ctx.x / ctx.y) / ctx.y), ctx.shapes[1])
@@ -178,8 +178,8 @@ def _int_division(fn, name):
     return kernel
 
 
-FLOOR_DIV = _binary("FloorDiv", _int_division(np.floor_divide, "FloorDiv"), "{0} // {1}")
-FLOOR_MOD = _binary(
+FLOOR_DIV = binary_entry("FloorDiv", _int_division(np.floor_divide, "FloorDiv"), "{0} // {1}")
+FLOOR_MOD = binary_entry(
     "FloorMod", _int_division(np.mod, "FloorMod"), "{0} % {1}",
     grad=lambda ctx, dy: (unbroadcast(dy, ctx.shapes[0]),
                           unbroadcast(dy * -floordiv(ctx.x, ctx.y), ctx.shapes[1])
@@ -205,8 +205,8 @@ def _pow_kernel(x, y):
         return np.power(x, y)
 
 
-POW = _binary("Pow", _pow_kernel, "{0} ** {1}", grad=_pow_grad, saves=("x", "y", "out"),
-              allowed=_is_signed, what=_SIGNED, domain=(0.5, 2.0))
+POW = binary_entry("Pow", _pow_kernel, "{0} ** {1}", grad=_pow_grad, saves=("x", "y", "out"),
+                   allowed=_is_signed, what=_SIGNED, domain=(0.5, 2.0))
 
 
 def _maximum_grad(ctx, dy):
@@ -223,9 +223,9 @@ def _minimum_grad(ctx, dy):
             unbroadcast(where(x_wins, zeros, dy), ctx.shapes[1]))
 
 
-MAXIMUM = _binary("Maximum", np.maximum, "max({0}, {1})", grad=_maximum_grad, smooth=False)
-MINIMUM = _binary("Minimum", np.minimum, "min({0}, {1})", grad=_minimum_grad, smooth=False)
-SQUARED_DIFFERENCE = _binary(
+MAXIMUM = binary_entry("Maximum", np.maximum, "max({0}, {1})", grad=_maximum_grad, smooth=False)
+MINIMUM = binary_entry("Minimum", np.minimum, "min({0}, {1})", grad=_minimum_grad, smooth=False)
+SQUARED_DIFFERENCE = binary_entry(
     "SquaredDifference", lambda x, y: np.square(x - y), "({0} - {1}) * ({0} - {1})",
     allowed=_is_wide_number, what="float, int32 or int64 types",
     grad=lambda ctx, dy: (unbroadcast(dy * (2.0 * (ctx.x - ctx.y)), ctx.shapes[0]),
@@ -249,42 +249,42 @@ def _xlogy_grad(ctx, dy):
     return gx, gy
 
 
-XLOGY = _binary("Xlogy", _xlogy_kernel, "(0 if {0} == 0 else {0} * log_f({1}))",
-                grad=_xlogy_grad, allowed=is_float, what="float types", domain=(0.2, 3.0))
+XLOGY = binary_entry("Xlogy", _xlogy_kernel, "(0 if {0} == 0 else {0} * log_f({1}))",
+                     grad=_xlogy_grad, allowed=is_float, what="float types", domain=(0.2, 3.0))
 
 
-NEG = _unary("Neg", operator.neg, "-{0}", saves=(), allowed=_is_signed, what=_SIGNED,
-             grad=lambda ctx, dy: (-dy,))
-SQUARE = _unary("Square", np.square, "{0} * {0}", allowed=is_numeric, what="numeric types",
-                grad=lambda ctx, dy: (dy * (ctx.x * 2.0),))
-SQRT = _unary("Sqrt", np.sqrt, "sqrt_f({0})", saves=("out",),
-              grad=lambda ctx, dy: (sqrt_grad(ctx.out, dy),), domain=(0.2, 3.0))
-RSQRT = _unary("Rsqrt", lambda x: 1 / np.sqrt(x), "1 / sqrt_f({0})", saves=("out",),
-               grad=lambda ctx, dy: (rsqrt_grad(ctx.out, dy),), domain=(0.2, 3.0))
-RECIPROCAL = _unary("Reciprocal", np.reciprocal, "1 / {0}", saves=("out",),
-                    grad=lambda ctx, dy: (reciprocal_grad(ctx.out, dy),), domain=(0.5, 2.0))
-EXP = _unary("Exp", np.exp, "exp_f({0})", saves=("out",),
-             grad=lambda ctx, dy: (bind(MUL, (dy, ctx.out)),))
-EXPM1 = _unary("Expm1", np.expm1, "expm1_f({0})",
-               grad=lambda ctx, dy: (dy * exp(ctx.x),))
+NEG = unary_entry("Neg", operator.neg, "-{0}", saves=(), allowed=_is_signed, what=_SIGNED,
+                  grad=lambda ctx, dy: (-dy,))
+SQUARE = unary_entry("Square", np.square, "{0} * {0}", allowed=is_numeric, what="numeric types",
+                     grad=lambda ctx, dy: (dy * (ctx.x * 2.0),))
+SQRT = unary_entry("Sqrt", np.sqrt, "sqrt_f({0})", saves=("out",),
+                   grad=lambda ctx, dy: (sqrt_grad(ctx.out, dy),), domain=(0.2, 3.0))
+RSQRT = unary_entry("Rsqrt", lambda x: 1 / np.sqrt(x), "1 / sqrt_f({0})", saves=("out",),
+                    grad=lambda ctx, dy: (rsqrt_grad(ctx.out, dy),), domain=(0.2, 3.0))
+RECIPROCAL = unary_entry("Reciprocal", np.reciprocal, "1 / {0}", saves=("out",),
+                         grad=lambda ctx, dy: (reciprocal_grad(ctx.out, dy),), domain=(0.5, 2.0))
+EXP = unary_entry("Exp", np.exp, "exp_f({0})", saves=("out",),
+                  grad=lambda ctx, dy: (bind(MUL, (dy, ctx.out)),))
+EXPM1 = unary_entry("Expm1", np.expm1, "expm1_f({0})",
+                    grad=lambda ctx, dy: (dy * exp(ctx.x),))
 # erf'(x) = 2/sqrt(pi) exp(-x^2); erfc = 1 - erf.
 _TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
-ERF = _unary("Erf", lambda x: special.erf(x).astype(x.dtype, copy=False), "erf_f({0})",
-             grad=lambda ctx, dy: (dy * (_TWO_OVER_SQRT_PI * exp(-square(ctx.x))),))
-ERFC = _unary("Erfc", lambda x: special.erfc(x).astype(x.dtype, copy=False), "erfc_f({0})",
-              grad=lambda ctx, dy: (dy * (-_TWO_OVER_SQRT_PI * exp(-square(ctx.x))),))
-LOG = _unary("Log", np.log, "log_f({0})",
-             grad=lambda ctx, dy: (dy * reciprocal(ctx.x),), domain=(0.2, 3.0))
-LOG1P = _unary("Log1p", np.log1p, "log1p_f({0})",
-               grad=lambda ctx, dy: (dy * reciprocal(1.0 + ctx.x),), domain=(-0.5, 2.0))
-SIN = _unary("Sin", np.sin, "sin_f({0})",
-             grad=lambda ctx, dy: (bind(MUL, (dy, bind(COS, (ctx.x,)))),))
-COS = _unary("Cos", np.cos, "cos_f({0})",
-             grad=lambda ctx, dy: (bind(MUL, (bind(NEG, (dy,)), bind(SIN, (ctx.x,)))),))
-TAN = _unary("Tan", np.tan, "tan_f({0})",
-             grad=lambda ctx, dy: (dy * square(reciprocal(cos(ctx.x))),), domain=(-1.2, 1.2))
-TANH = _unary("Tanh", np.tanh, "tanh_f({0})", saves=("out",),
-              grad=lambda ctx, dy: (tanh_grad(ctx.out, dy),), domain=(-3.0, 3.0))
+ERF = unary_entry("Erf", lambda x: special.erf(x).astype(x.dtype, copy=False), "erf_f({0})",
+                  grad=lambda ctx, dy: (dy * (_TWO_OVER_SQRT_PI * exp(-square(ctx.x))),))
+ERFC = unary_entry("Erfc", lambda x: special.erfc(x).astype(x.dtype, copy=False), "erfc_f({0})",
+                   grad=lambda ctx, dy: (dy * (-_TWO_OVER_SQRT_PI * exp(-square(ctx.x))),))
+LOG = unary_entry("Log", np.log, "log_f({0})",
+                  grad=lambda ctx, dy: (dy * reciprocal(ctx.x),), domain=(0.2, 3.0))
+LOG1P = unary_entry("Log1p", np.log1p, "log1p_f({0})",
+                    grad=lambda ctx, dy: (dy * reciprocal(1.0 + ctx.x),), domain=(-0.5, 2.0))
+SIN = unary_entry("Sin", np.sin, "sin_f({0})",
+                  grad=lambda ctx, dy: (bind(MUL, (dy, bind(COS, (ctx.x,)))),))
+COS = unary_entry("Cos", np.cos, "cos_f({0})",
+                  grad=lambda ctx, dy: (bind(MUL, (bind(NEG, (dy,)), bind(SIN, (ctx.x,)))),))
+TAN = unary_entry("Tan", np.tan, "tan_f({0})",
+                  grad=lambda ctx, dy: (dy * square(reciprocal(cos(ctx.x))),), domain=(-1.2, 1.2))
+TANH = unary_entry("Tanh", np.tanh, "tanh_f({0})", saves=("out",),
+                   grad=lambda ctx, dy: (tanh_grad(ctx.out, dy),), domain=(-3.0, 3.0))
 
 
 def _sigmoid(x):
@@ -292,18 +292,18 @@ def _sigmoid(x):
         return (1 / (1 + np.exp(-x))).astype(x.dtype, copy=False)
 
 
-SIGMOID = _unary("Sigmoid", _sigmoid, "sigmoid_f({0})", saves=("out",),
-                 grad=lambda ctx, dy: (sigmoid_grad(ctx.out, dy),), domain=(-4.0, 4.0))
-ABS = _unary("Abs", np.abs, "abs({0})", allowed=_is_signed, what=_SIGNED,
-             grad=lambda ctx, dy: (dy * sign(ctx.x),), smooth=False)
-SIGN = _unary("Sign", np.sign, "sign_f({0})", allowed=_is_signed, what=_SIGNED,
-              saves=(), grad=lambda ctx, dy: (zeros_like(dy),), smooth=False)
-ROUND = _unary("Round", np.round, "round_f({0})", allowed=is_numeric, what="numeric types")
-FLOOR = _unary("Floor", np.floor, "floor_f({0})")
-CEIL = _unary("Ceil", np.ceil, "ceil_f({0})")
-RELU = _unary("Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)), "max({0}, 0)",
-              allowed=is_numeric, what="numeric types", saves=("out",),
-              grad=lambda ctx, dy: (relu_grad(dy, ctx.out),), smooth=False)
+SIGMOID = unary_entry("Sigmoid", _sigmoid, "sigmoid_f({0})", saves=("out",),
+                      grad=lambda ctx, dy: (sigmoid_grad(ctx.out, dy),), domain=(-4.0, 4.0))
+ABS = unary_entry("Abs", np.abs, "abs({0})", allowed=_is_signed, what=_SIGNED,
+                  grad=lambda ctx, dy: (dy * sign(ctx.x),), smooth=False)
+SIGN = unary_entry("Sign", np.sign, "sign_f({0})", allowed=_is_signed, what=_SIGNED,
+                   saves=(), grad=lambda ctx, dy: (zeros_like(dy),), smooth=False)
+ROUND = unary_entry("Round", np.round, "round_f({0})", allowed=is_numeric, what="numeric types")
+FLOOR = unary_entry("Floor", np.floor, "floor_f({0})")
+CEIL = unary_entry("Ceil", np.ceil, "ceil_f({0})")
+RELU = unary_entry("Relu", lambda x: np.maximum(x, np.zeros((), x.dtype)), "max({0}, 0)",
+                   allowed=is_numeric, what="numeric types", saves=("out",),
+                   grad=lambda ctx, dy: (relu_grad(dy, ctx.out),), smooth=False)
 
 
 def _elu(x):
@@ -311,8 +311,8 @@ def _elu(x):
         return np.where(x > 0, x, np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
 
 
-ELU = _unary("Elu", _elu, "({0} if {0} > 0 else expm1_f({0}))", saves=("out",),
-             grad=lambda ctx, dy: (bind(ELU_GRAD, (dy, ctx.out)),), smooth=False)
+ELU = unary_entry("Elu", _elu, "({0} if {0} > 0 else expm1_f({0}))", saves=("out",),
+                  grad=lambda ctx, dy: (bind(ELU_GRAD, (dy, ctx.out)),), smooth=False)
 
 
 def _softplus(x):
@@ -320,13 +320,13 @@ def _softplus(x):
         return (np.logaddexp(0, x)).astype(x.dtype, copy=False)
 
 
-SOFTPLUS = _unary("Softplus", _softplus, "softplus_f({0})",
-                  grad=lambda ctx, dy: (bind(SOFTPLUS_GRAD, (dy, ctx.x)),), domain=(-4.0, 4.0))
+SOFTPLUS = unary_entry("Softplus", _softplus, "softplus_f({0})",
+                       grad=lambda ctx, dy: (bind(SOFTPLUS_GRAD, (dy, ctx.x)),), domain=(-4.0, 4.0))
 
-IDENTITY = _unary("Identity", lambda x: x, "{0}", allowed=any_dtype, what="any type",
-                  saves=(), grad=lambda ctx, dy: (dy,))
-STOP_GRADIENT = _unary("StopGradient", lambda x: x, "{0}", allowed=any_dtype,
-                       what="any type")
+IDENTITY = unary_entry("Identity", lambda x: x, "{0}", allowed=any_dtype, what="any type",
+                       saves=(), grad=lambda ctx, dy: (dy,))
+STOP_GRADIENT = unary_entry("StopGradient", lambda x: x, "{0}", allowed=any_dtype,
+                            what="any type")
 
 
 def _cast_infer(x, dtype):
@@ -347,18 +347,18 @@ CAST = register(OpDef(
 # -- comparison and logic -------------------------------------------------------------
 
 _CMP = dict(out_dtype=dtypes.bool, allowed=is_numeric, what="numeric types")
-LESS = _binary("Less", operator.lt, "{0} < {1}", **_CMP)
-LESS_EQUAL = _binary("LessEqual", operator.le, "{0} <= {1}", **_CMP)
-GREATER = _binary("Greater", operator.gt, "{0} > {1}", **_CMP)
-GREATER_EQUAL = _binary("GreaterEqual", operator.ge, "{0} >= {1}", **_CMP)
-EQUAL = _binary("Equal", np.equal, "{0} == {1}", out_dtype=dtypes.bool, allowed=any_dtype,
-                what="any type")
-NOT_EQUAL = _binary("NotEqual", np.not_equal, "{0} != {1}", out_dtype=dtypes.bool,
-                    allowed=any_dtype, what="any type")
-LOGICAL_AND = _binary("LogicalAnd", np.logical_and, "{0} and {1}", allowed=is_bool,
-                      what="bool")
-LOGICAL_OR = _binary("LogicalOr", np.logical_or, "{0} or {1}", allowed=is_bool, what="bool")
-LOGICAL_NOT = _unary("LogicalNot", np.logical_not, "not {0}", allowed=is_bool, what="bool")
+LESS = binary_entry("Less", operator.lt, "{0} < {1}", **_CMP)
+LESS_EQUAL = binary_entry("LessEqual", operator.le, "{0} <= {1}", **_CMP)
+GREATER = binary_entry("Greater", operator.gt, "{0} > {1}", **_CMP)
+GREATER_EQUAL = binary_entry("GreaterEqual", operator.ge, "{0} >= {1}", **_CMP)
+EQUAL = binary_entry("Equal", np.equal, "{0} == {1}", out_dtype=dtypes.bool, allowed=any_dtype,
+                     what="any type")
+NOT_EQUAL = binary_entry("NotEqual", np.not_equal, "{0} != {1}", out_dtype=dtypes.bool,
+                         allowed=any_dtype, what="any type")
+LOGICAL_AND = binary_entry("LogicalAnd", np.logical_and, "{0} and {1}", allowed=is_bool,
+                           what="bool")
+LOGICAL_OR = binary_entry("LogicalOr", np.logical_or, "{0} or {1}", allowed=is_bool, what="bool")
+LOGICAL_NOT = unary_entry("LogicalNot", np.logical_not, "not {0}", allowed=is_bool, what="bool")
 
 
 def _select_infer(condition, x, y):
@@ -428,7 +428,7 @@ def add(x, y, name=None):
     cannot hold (`int_tensor + 1.5`, `x + (1 + 2j)`) is AddV2's InvalidArgumentError
     about the two dtypes, where the other operators raise the conversion's TypeError."""
     try:
-        operands = _pair(x, y)
+        operands = operand_pair(x, y)
     except TypeError:
         if not isinstance(x, _Operators) or isinstance(y, _Operators):
             raise
@@ -452,11 +452,11 @@ def _no_tensor_of_kind(x, kind):
 
 
 def subtract(x, y, name=None):
-    return bind(SUB, _pair(x, y))
+    return bind(SUB, operand_pair(x, y))
 
 
 def multiply(x, y, name=None):
-    return bind(MUL, _pair(x, y))
+    return bind(MUL, operand_pair(x, y))
 
 
 def _float_for_int(dtype):
@@ -465,19 +465,24 @@ def _float_for_int(dtype):
 
 def truediv(x, y, name=None):
     """x / y; integers are first cast to float64 (float32 for 8/16-bit), as TensorFlow."""
-    x, y = _pair(x, y)
-    # TensorFlow's truediv checks in Python, before any kernel: TypeError, not the
-    # kernel's InvalidArgumentError.
+    return bind(REAL_DIV, true_division_operands(x, y, "__truediv__"))
+
+
+def true_division_operands(x, y, where):
+    """x and y for a true division (`where` names it in errors): integers cast to float64
+    (float32 for 8/16-bit). TensorFlow checks these in Python, before any kernel: a
+    TypeError, not the kernel's InvalidArgumentError."""
+    x, y = operand_pair(x, y)
     if x.dtype is not y.dtype:
         raise TypeError(f"`x` and `y` must have the same dtype, got {x.dtype!r} != "
                         f"{y.dtype!r}.")
     if not (x.dtype.is_integer or x.dtype.is_floating):
-        raise TypeError(f"Invalid dtype {x.dtype!r} in __truediv__. Expected one of the "
+        raise TypeError(f"Invalid dtype {x.dtype!r} in {where}. Expected one of the "
                         f"integer or floating types.")
     if x.dtype.is_integer:
         target = _float_for_int(x.dtype)
         x, y = cast(x, target), cast(y, target)
-    return bind(REAL_DIV, (x, y))
+    return x, y
 
 
 def divide(x, y, name=None):
@@ -485,11 +490,11 @@ def divide(x, y, name=None):
 
 
 def realdiv(x, y, name=None):
-    return bind(REAL_DIV, _pair(x, y))
+    return bind(REAL_DIV, operand_pair(x, y))
 
 
 def floordiv(x, y, name=None):
-    x, y = _pair(x, y)
+    x, y = operand_pair(x, y)
     if x.dtype.is_floating and x.dtype is y.dtype:
         return floor(bind(REAL_DIV, (x, y)))
     return bind(FLOOR_DIV, (x, y))
@@ -499,34 +504,34 @@ floor_div = floordiv
 
 
 def floormod(x, y, name=None):
-    return bind(FLOOR_MOD, _pair(x, y))
+    return bind(FLOOR_MOD, operand_pair(x, y))
 
 
 mod = floormod
 
 
 def pow(x, y, name=None):  # noqa: A001 - TensorFlow's name
-    return bind(POW, _pair(x, y))
+    return bind(POW, operand_pair(x, y))
 
 
 def maximum(x, y, name=None):
-    return bind(MAXIMUM, _pair(x, y))
+    return bind(MAXIMUM, operand_pair(x, y))
 
 
 def minimum(x, y, name=None):
-    return bind(MINIMUM, _pair(x, y))
+    return bind(MINIMUM, operand_pair(x, y))
 
 
 def squared_difference(x, y, name=None):
-    return bind(SQUARED_DIFFERENCE, _pair(x, y))
+    return bind(SQUARED_DIFFERENCE, operand_pair(x, y))
 
 
 def xlogy(x, y, name=None):
     """x * log(y), and 0 where x is 0 (even where y is 0), as tf.math.xlogy."""
-    return bind(XLOGY, _pair(x, y))
+    return bind(XLOGY, operand_pair(x, y))
 
 
-def _unary_api(op):
+def unary_api(op):
     def public(x, name=None):
         return bind(op, (x if type(x) is Tensor else rules.as_tensor(x),))
     public.__name__ = public.__qualname__ = op.name.lower()
@@ -543,31 +548,31 @@ def _activation_api(op):
     return public
 
 
-negative = _unary_api(NEG)
-square = _unary_api(SQUARE)
-sqrt = _unary_api(SQRT)
-rsqrt = _unary_api(RSQRT)
-reciprocal = _unary_api(RECIPROCAL)
-exp = _unary_api(EXP)
-expm1 = _unary_api(EXPM1)
-erf = _unary_api(ERF)
-erfc = _unary_api(ERFC)
-log = _unary_api(LOG)
-log1p = _unary_api(LOG1P)
-sin = _unary_api(SIN)
-cos = _unary_api(COS)
-tan = _unary_api(TAN)
-tanh = _unary_api(TANH)
-sigmoid = _unary_api(SIGMOID)
-abs = _unary_api(ABS)  # noqa: A001
-sign = _unary_api(SIGN)
-round = _unary_api(ROUND)  # noqa: A001
-floor = _unary_api(FLOOR)
-ceil = _unary_api(CEIL)
+negative = unary_api(NEG)
+square = unary_api(SQUARE)
+sqrt = unary_api(SQRT)
+rsqrt = unary_api(RSQRT)
+reciprocal = unary_api(RECIPROCAL)
+exp = unary_api(EXP)
+expm1 = unary_api(EXPM1)
+erf = unary_api(ERF)
+erfc = unary_api(ERFC)
+log = unary_api(LOG)
+log1p = unary_api(LOG1P)
+sin = unary_api(SIN)
+cos = unary_api(COS)
+tan = unary_api(TAN)
+tanh = unary_api(TANH)
+sigmoid = unary_api(SIGMOID)
+abs = unary_api(ABS)  # noqa: A001
+sign = unary_api(SIGN)
+round = unary_api(ROUND)  # noqa: A001
+floor = unary_api(FLOOR)
+ceil = unary_api(CEIL)
 relu = _activation_api(RELU)
 elu = _activation_api(ELU)
 softplus = _activation_api(SOFTPLUS)
-logical_not = _unary_api(LOGICAL_NOT)
+logical_not = unary_api(LOGICAL_NOT)
 
 
 def identity(input, name=None):  # noqa: A002
@@ -589,71 +594,71 @@ def cast(x, dtype, name=None):
 
 
 def less(x, y, name=None):
-    return bind(LESS, _pair(x, y))
+    return bind(LESS, operand_pair(x, y))
 
 
 def less_equal(x, y, name=None):
-    return bind(LESS_EQUAL, _pair(x, y))
+    return bind(LESS_EQUAL, operand_pair(x, y))
 
 
 def greater(x, y, name=None):
-    return bind(GREATER, _pair(x, y))
+    return bind(GREATER, operand_pair(x, y))
 
 
 def greater_equal(x, y, name=None):
-    return bind(GREATER_EQUAL, _pair(x, y))
+    return bind(GREATER_EQUAL, operand_pair(x, y))
 
 
 def equal(x, y, name=None):
-    return bind(EQUAL, _pair(x, y))
+    return bind(EQUAL, operand_pair(x, y))
 
 
 def not_equal(x, y, name=None):
-    return bind(NOT_EQUAL, _pair(x, y))
+    return bind(NOT_EQUAL, operand_pair(x, y))
 
 
 def logical_and(x, y, name=None):
-    return bind(LOGICAL_AND, _pair(x, y))
+    return bind(LOGICAL_AND, operand_pair(x, y))
 
 
 def logical_or(x, y, name=None):
-    return bind(LOGICAL_OR, _pair(x, y))
+    return bind(LOGICAL_OR, operand_pair(x, y))
 
 
 def logical_xor(x, y, name=None):
     """x ^ y of bool tensors, built as TensorFlow builds it: (x | y) & ~(x & y)."""
-    x, y = _pair(x, y)
+    x, y = operand_pair(x, y)
     return logical_and(logical_or(x, y), logical_not(logical_and(x, y)))
 
 
 # -- bitwise ops: what `&`, `|`, `^` and `~` run on integer tensors (no gradient, as TF) --
 
-BITWISE_AND = _binary("BitwiseAnd", np.bitwise_and, "{0} & {1}", allowed=is_integer,
-                      what="integer types")
-BITWISE_OR = _binary("BitwiseOr", np.bitwise_or, "{0} | {1}", allowed=is_integer,
-                     what="integer types")
-BITWISE_XOR = _binary("BitwiseXor", np.bitwise_xor, "{0} ^ {1}", allowed=is_integer,
-                      what="integer types")
-INVERT = _unary("Invert", np.invert, "~{0}", allowed=is_integer, what="integer types")
+BITWISE_AND = binary_entry("BitwiseAnd", np.bitwise_and, "{0} & {1}", allowed=is_integer,
+                           what="integer types")
+BITWISE_OR = binary_entry("BitwiseOr", np.bitwise_or, "{0} | {1}", allowed=is_integer,
+                          what="integer types")
+BITWISE_XOR = binary_entry("BitwiseXor", np.bitwise_xor, "{0} ^ {1}", allowed=is_integer,
+                           what="integer types")
+INVERT = unary_entry("Invert", np.invert, "~{0}", allowed=is_integer, what="integer types")
 
 
 # -- what the Python operators run where TensorFlow's operator differs from its tf.* op ---
 
 def and_operator(x, y):
     """`x & y`: logical_and when x is bool, else TensorFlow's bitwise and."""
-    x, y = _pair(x, y)
+    x, y = operand_pair(x, y)
     return bind(LOGICAL_AND if x.dtype.is_bool else BITWISE_AND, (x, y))
 
 
 def or_operator(x, y):
     """`x | y`: logical_or when x is bool, else TensorFlow's bitwise or."""
-    x, y = _pair(x, y)
+    x, y = operand_pair(x, y)
     return bind(LOGICAL_OR if x.dtype.is_bool else BITWISE_OR, (x, y))
 
 
 def xor_operator(x, y):
     """`x ^ y`: logical_xor when x is bool, else TensorFlow's bitwise xor."""
-    x, y = _pair(x, y)
+    x, y = operand_pair(x, y)
     return logical_xor(x, y) if x.dtype.is_bool else bind(BITWISE_XOR, (x, y))
 
 
@@ -670,7 +675,7 @@ def multiply_operator(x, y):
     t`, the reflected operator) is first converted to t's dtype, as TensorFlow does, so
     `2.5 * bool_tensor` fails while `bool_tensor * 2.5` works."""
     try:
-        return bind(MUL, _pair(x, y))
+        return bind(MUL, operand_pair(x, y))
     except (InvalidArgumentError, TypeError):
         # Raised by the conversion or by infer, before anything was recorded; the common
         # path pays nothing for this rare case.
@@ -685,7 +690,7 @@ def _equality(op, x, y):
     # `==` on Tensors is elementwise; shapes that cannot broadcast compare unequal, and a
     # value that cannot be converted is simply not equal, as in TensorFlow.
     try:
-        x, y = _pair(x, y)
+        x, y = operand_pair(x, y)
         if x.dtype is not y.dtype:
             return op is NOT_EQUAL
         rules.broadcast_shapes(op.name, x._shape, y._shape)
@@ -709,12 +714,12 @@ def tensor_not_equals(x, y):
 def where(condition, x=None, y=None, name=None):
     """Elementwise choice between x and y; with only `condition`, the indices of True."""
     if x is None and y is None:
-        from .shape import where_indices
+        from .indexing import where_indices
         return where_indices(condition)
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
     condition = rules.as_tensor(condition)
-    x, y = _pair(x, y)
+    x, y = operand_pair(x, y)
     return bind(SELECT, (condition, x, y))
 
 

@@ -344,6 +344,119 @@ def sqrt_f64(x):
     return np.sqrt(x)
 
 
+# -- inverse trigonometric and hyperbolic: libm in both widths (rare in hot loops, so no
+# polynomials of their own; NaN outside the domain, as NumPy)
+
+@_jit
+def asin_f32(x):
+    return F32(math.asin(x))
+
+
+@_jit
+def asin_f64(x):
+    return math.asin(x)
+
+
+@_jit
+def acos_f32(x):
+    return F32(math.acos(x))
+
+
+@_jit
+def acos_f64(x):
+    return math.acos(x)
+
+
+@_jit
+def atan_f32(x):
+    return F32(math.atan(x))
+
+
+@_jit
+def atan_f64(x):
+    return math.atan(x)
+
+
+@_jit
+def sinh_f32(x):
+    return F32(math.sinh(x))
+
+
+@_jit
+def sinh_f64(x):
+    return math.sinh(x)
+
+
+@_jit
+def cosh_f32(x):
+    return F32(math.cosh(x))
+
+
+@_jit
+def cosh_f64(x):
+    return math.cosh(x)
+
+
+@_jit
+def asinh_f32(x):
+    return F32(math.asinh(x))
+
+
+@_jit
+def asinh_f64(x):
+    return math.asinh(x)
+
+
+@_jit
+def acosh_f32(x):
+    return F32(math.acosh(x))
+
+
+@_jit
+def acosh_f64(x):
+    return math.acosh(x)
+
+
+@_jit
+def atanh_f32(x):
+    return F32(math.atanh(x))
+
+
+@_jit
+def atanh_f64(x):
+    return math.atanh(x)
+
+
+@_jit
+def atan2_f32(y, x):
+    return F32(math.atan2(y, x))
+
+
+@_jit
+def atan2_f64(y, x):
+    return math.atan2(y, x)
+
+
+@_jit
+def isinf_f32(x):
+    return abs(x) == F32(np.inf)
+
+
+@_jit
+def isinf_f64(x):
+    return abs(x) == np.inf
+
+
+@_jit
+def isfinite_f32(x):
+    return abs(x) < F32(np.inf)  # False for NaN too
+
+
+@_jit
+def isfinite_f64(x):
+    return abs(x) < np.inf
+
+
 # -- helpers for any dtype -------------------------------------------------------------------
 
 @_jit
