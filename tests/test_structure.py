@@ -17,7 +17,8 @@ PACKAGE = Path(tapeflow.__file__).parent
 # first: a module may import modules of its own layer and of lower ones, at module level
 # or inside a function alike (an import graph read with ast).
 LAYERS = (
-    ("errors", "dtypes", "context", "config", "nest", "source", "tensor", "version"),
+    ("errors", "dtypes", "context", "config", "nest", "source", "tensor", "version",
+     "backend_registry"),
     ("ops", "printing"),  # printing: tf.print's op
     ("autodiff", "graph"),
     ("backends",),
@@ -38,11 +39,6 @@ ALLOWED_UPWARD = {
         "a branch's random draws are exported by tracing zeros into the other branches"),
     ("tapeflow.ops.random", "graph"): (
         "nested_draws finds the random ops inside sub-graphs by their Graph type"),
-    ("tapeflow.config", "backends"): (
-        "tf.config's clear_cache empties the CPU backend's cache directory"),
-    ("tapeflow.graph.compile_worker", "backends"): (
-        "tf.function compiles with the one backend there is; backends registering "
-        "themselves as they load would remove it"),
 }
 
 

@@ -44,8 +44,8 @@ def clear_cache():
     """Removes tapeflow's compiled kernels from the cache directory (other files there are
     left alone). Safe while other processes use the cache: they compile again what they
     miss. Kernels already loaded in this process keep running."""
-    from .backends.numba_cpu import cache_store
-    cache_store.clear(cache_store.directory())
+    from . import backend_registry
+    backend_registry.clear_caches()
 
 
 # -- tf.config ------------------------------------------------------------------------

@@ -3,14 +3,18 @@ the fusion plan, and how a backend attaches its lowerings to op-table entries.
 
 A backend is an object with a `name` (the key of its lowerings on each OpDef) and
 `compile(graph)`; it decides what it can fuse through `fusible(node)` and lowers the
-planned graph its own way (numba_cpu/: one Python module Numba compiles).
+planned graph its own way (numba_cpu/: one Python module Numba compiles). Its package
+registers it as it loads (`backend_registry.register`), which is how tf.function finds
+it.
 """
 
 import abc
 
+from .. import backend_registry
 from ..graph import passes
 
 Group = passes.Group
+Unsupported = backend_registry.Unsupported
 
 
 def optimize(graph):
@@ -43,11 +47,17 @@ class Backend(abc.ABC):
     `compiled(input_arrays, variable_arrays) -> (outputs, new variable values)`."""
 
     name = None
+    device_type = None  # "CPU" or "GPU": tf.function compiles with the one for its device
 
     @abc.abstractmethod
     def compile(self, graph):
-        """The compiled graph; raises the backend's Unsupported for a node it cannot
+        """The compiled graph; raises Unsupported (or a subclass) for a node it cannot
         lower (the graph then runs on the NumPy interpreter)."""
+
+    @abc.abstractmethod
+    def clear_cache(self):
+        """Removes this backend's compiled kernels from its on-disk cache
+        (tf.config.clear_cache)."""
 
     def lowering(self, op):
         """How this backend lowers `op`, or None."""

@@ -8,6 +8,7 @@ import threading
 import time
 import weakref
 
+from .. import backend_registry
 from ..config import settings
 from .trace import warn
 
@@ -139,14 +140,14 @@ class Compilation:
     def _compile_now(self):
         if self.kernel is not None or self.error is not None:
             return
-        try:
-            from ..backends.numba_cpu import Unsupported, compile_graph
-        except ImportError as e:  # no compiled backend available: interpret
-            self.error = e
+        backend = backend_registry.compiling_for("CPU")  # where tf.function's graphs run
+        if backend is None:
+            self.error = backend_registry.Unsupported("no compiled backend is registered "
+                                                      "for the CPU")
             return
         try:
-            self.kernel = compile_graph(self.graph)
-        except Unsupported as e:
+            self.kernel = backend.compile(self.graph)
+        except backend_registry.Unsupported as e:
             self.error = e
             from ..ops.structural import of_kind
             from ..printing import PRINT

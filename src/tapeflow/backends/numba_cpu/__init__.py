@@ -17,9 +17,11 @@ import re
 
 import numpy as np
 
+from ... import backend_registry
 from .. import compiler
 from . import (  # noqa: F401 - each lowering module attaches its lowerings to the entries
     cache,
+    cache_store,
     control_flow,
     creation,
     elementwise,
@@ -145,6 +147,16 @@ class NumbaCPU(compiler.Backend):
     """The Numba CPU backend, as an object: `compile(graph)` is compile_graph."""
 
     name = BACKEND
+    device_type = "CPU"
 
     def compile(self, graph):
         return compile_graph(graph)
+
+    def clear_cache(self):
+        """Removes the kernels from the cache directory (other files there are left
+        alone); other processes using it compile again what they miss, and kernels loaded
+        in this process keep running."""
+        cache_store.clear(cache_store.directory())
+
+
+backend_registry.register(NumbaCPU())

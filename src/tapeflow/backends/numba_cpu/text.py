@@ -6,9 +6,10 @@ import math
 import numpy as np
 
 from ...tensor import Symbolic
+from .. import compiler
 
 
-class Unsupported(Exception):
+class Unsupported(compiler.Unsupported):
     """The compiled backend has no lowering for a node (the message names the op and the
     user's line); the graph must run another way (the interpreter)."""
 
