@@ -21,10 +21,10 @@ from .ops.linalg import clip_by_norm, einsum, matmul, norm, tensordot
 from .ops.trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh
 from .ops.reduce import (argmax, argmin, cumsum, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
-from .ops.shape import (broadcast_to, concat, expand_dims, gather, gather_nd, one_hot, pad,
-                        rank, reshape, reverse, scatter_nd, shape, size, slice, split, squeeze,
-                        stack, strided_slice, tensor_scatter_nd_add, tile, transpose,
-                        unstack)
+from .ops.shape import (broadcast_to, concat, expand_dims, pad, rank, reshape, reverse, shape,
+                        size, split, squeeze, stack, tile, transpose, unstack)
+from .ops.indexing import (gather, gather_nd, one_hot, scatter_nd, slice, strided_slice,
+                           tensor_scatter_nd_add)
 from .graph.function import Function, TensorSpec, function
 from .module import Module, name_scope
 from .printing import print_ as print  # noqa: A004

@@ -15,4 +15,4 @@ from .ops.nn import l2_normalize, log_sigmoid, log_softmax, softmax  # noqa: F40
 from .ops.reduce import (  # noqa: F401
     argmax, argmin, count_nonzero, cumprod, cumsum, reduce_all, reduce_any, reduce_logsumexp,
     reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
-from .ops.shape import unsorted_segment_sum  # noqa: F401
+from .ops.indexing import unsorted_segment_sum  # noqa: F401

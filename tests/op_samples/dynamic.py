@@ -8,7 +8,8 @@ from tapeflow.ops import dynamic
 
 from .common import Case
 from .common import constant as _c
-from .shape import _broadcast_to, _reshape, _strided_slice_grad
+from .indexing import _strided_slice_grad
+from .shape import _broadcast_to, _reshape
 
 
 def _shape_input(case):

@@ -385,7 +385,8 @@ class _TensorList:
 
     def __getitem__(self, index):
         if is_symbolic(index):
-            return _shape_ops().gather(self.buffer, index)
+            from ..ops.indexing import gather
+            return gather(self.buffer, index)
         return self.buffer[index]
 
     def __len__(self):
@@ -689,7 +690,8 @@ def _tf_for(iterable, extra_test, body, get_state, set_state, names, head, lists
             return elementwise.less(i, n)
 
         def step(extra):
-            body(_shape_ops().gather(iterable, extra[0]))
+            from ..ops.indexing import gather
+            body(gather(iterable, extra[0]))
             return (extra[0] + 1,)
 
         first = convert_to_tensor(0)

@@ -9,6 +9,7 @@ from .trigonometric import *  # noqa: F401,F403
 from .nonfinite import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403

@@ -14,6 +14,19 @@ from .batching import Batched, NotBatchable, NoVectorizedForm, batches, stacked
 from .creation import CONST_FILL, EYE, FILL, LINSPACE, ONES_LIKE, RANGE, ZEROS_LIKE
 from .dynamic import DYNAMIC_BROADCAST_TO, DYNAMIC_RESHAPE, DYNAMIC_STRIDED_SLICE_GRAD
 from .elementwise import ADD, CLIP_BY_VALUE, GREATER, IDENTITY, MUL, NEG, RELU_GRAD, SELECT
+from .indexing import (
+    GATHER,
+    GATHER_ND,
+    ONE_HOT,
+    SCATTER_ND,
+    SEGMENT_SUM,
+    SLICE,
+    SLICE_INDEX,
+    STRIDED_SLICE,
+    STRIDED_SLICE_GRAD,
+    TENSOR_SCATTER_ADD,
+    WHERE,
+)
 from .linalg import (
     BATCH_MATMUL,
     EINSUM,
@@ -40,32 +53,21 @@ from .shape import (
     BROADCAST_TO,
     CONCAT,
     EXPAND_DIMS,
-    GATHER,
-    GATHER_ND,
     MIRROR_PAD,
     MIRROR_PAD_GRAD,
-    ONE_HOT,
     PACK,
     PAD,
     PAD_TO,
     RANK,
     RESHAPE,
     REVERSE,
-    SCATTER_ND,
-    SEGMENT_SUM,
     SHAPE,
     SIZE,
-    SLICE,
-    SLICE_INDEX,
     SPLIT,
     SQUEEZE,
-    STRIDED_SLICE,
-    STRIDED_SLICE_GRAD,
-    TENSOR_SCATTER_ADD,
     TILE,
     TRANSPOSE,
     UNPACK,
-    WHERE,
 )
 
 

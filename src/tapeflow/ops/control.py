@@ -470,7 +470,8 @@ def _while_grad(ctx, *dys):
     from ..autodiff.tape import GradientTape, UnconnectedGradients
     from .creation import range as _range
     from .creation import zeros_like
-    from .shape import gather, reshape
+    from .indexing import gather
+    from .shape import reshape
     finals = [getattr(ctx, f"out{i}") for i in range(n)]
     drawn = ctx.attrs.get("draws", ())
     draw_vars = draw_variables(ctx.attrs)

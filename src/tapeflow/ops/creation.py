@@ -193,8 +193,8 @@ CONST_FILL = register(OpDef(
 def _filled_at_run_time(shape, value, dtype):
     """`value` broadcast to a shape the traced graph computes (`tf.shape(x)` of a tensor
     with an unknown dimension), or None when `shape` is known now."""
-    from .shape import _runtime_shape
-    dynamic = _runtime_shape(shape)
+    from .dynamic import runtime_shape
+    dynamic = runtime_shape(shape)
     if dynamic is None:
         return None
     from .dynamic import dynamic_broadcast_to
@@ -294,11 +294,12 @@ def linspace(start, stop, num, name=None, axis=0):
            [1. , 2. , 3. ]], dtype=float32)>
     """
     from .elementwise import cast, zeros_like
-    from .shape import _int_scalar, concat, expand_dims, reshape
+    from .rules import int_scalar
+    from .shape import concat, expand_dims, reshape
     start = convert_to_tensor(start)
     stop = convert_to_tensor(stop, dtype=start.dtype)
     n = _count(num)
-    axis = _int_scalar(axis, "ExpandDims")  # TensorFlow's error comes from expand_dims
+    axis = int_scalar(axis, "ExpandDims")  # TensorFlow's error comes from expand_dims
     diff = stop - start  # broadcasts the two, and rejects bool as TensorFlow's Sub does
     if start._shape != diff._shape or None in diff._shape:
         start = start + zeros_like(diff)

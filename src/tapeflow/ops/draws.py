@@ -68,7 +68,7 @@ def replay_while_drawn(node, args, values):
     from ..tensor import convert_to_tensor
     from .control import (_in_graph, _run, _run_while_eagerly, _symbolic_while,
                           history_by_length)
-    from .shape import gather
+    from .indexing import gather
     n = node.attrs["n_vars"]
     cond_graph, body_graph = node.attrs["cond"], node.attrs["body"]
     initial, captured = list(args[:n]), list(args[n:])

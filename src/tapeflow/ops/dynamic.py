@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..tensor import _Operators
+from ..tensor import _Operators, convert_to_tensor
 from . import rules
 from .registry import OpDef, bind, register
 
@@ -108,7 +108,7 @@ DYNAMIC_BROADCAST_TO = register(OpDef(
 # -- the gradient of a slice -------------------------------------------------------------
 
 def _slice_grad_infer(dy, shape, key, hint):
-    from .shape import _Aval, _slice_infer
+    from .indexing import _Aval, _slice_infer
     out = _target("DynamicStridedSliceGrad", shape, hint)
     expected, _ = _slice_infer(_Aval(out, dy.dtype), key)
     if len(expected) != len(dy._shape) or any(
@@ -119,7 +119,7 @@ def _slice_grad_infer(dy, shape, key, hint):
 
 
 def _slice_grad_kernel(dy, shape, key, hint):
-    from .shape import _slice_grad_kernel as static
+    from .indexing import _slice_grad_kernel as static
     return static(dy, _dims(shape), key)
 
 
@@ -130,8 +130,37 @@ DYNAMIC_STRIDED_SLICE_GRAD = register(OpDef(
 
 
 def slice_of(x, key):
-    from .shape import STRIDED_SLICE
+    from .indexing import STRIDED_SLICE
     return bind(STRIDED_SLICE, (x,), {"key": key})
+
+
+# -- arguments known now or only when the graph runs -------------------------------------
+
+def is_valueless(k):
+    """Whether `k` is a tensor without a value yet (a traced one, or a jacobian's batch):
+    as an index or a size it is known only when the function runs."""
+    return isinstance(k, _Operators) and getattr(k, "_value", 0) is None
+
+
+def runtime_shape(shape):
+    """(int32 shape vector, hint) when `shape` is known only when a traced function runs
+    (`tf.shape(x)` of a tensor with an unknown dimension, or a list holding such a
+    tensor); None for a shape known now."""
+    if is_valueless(shape):
+        return shape, None
+    if isinstance(shape, (list, tuple)) and any(is_valueless(d) for d in shape):
+        hint = [None if is_valueless(d) else rules.int_scalar(d, what="shape") for d in shape]
+        from .elementwise import cast
+        from .shape import stack
+        dims = [cast(d, dtypes.int32) if is_valueless(d) else int(d) for d in shape]
+        return stack(dims), hint
+    return None
+
+
+def known_ints(t):
+    """The values of an int tensor known now (a constant), else None."""
+    value = getattr(t, "_value", None)
+    return None if value is None else tuple(int(v) for v in np.asarray(value).reshape(-1))
 
 
 # -- what the public functions and gradient rules call -----------------------------------
@@ -158,6 +187,15 @@ def input_shape(ctx, i=0):
         return shape
     from .shape import shape as shape_of
     return shape_of(shape.of)
+
+
+def input_shape_vector(ctx, dtype):
+    """Input 0's shape as a 1-D tensor of `dtype`: a constant where tracing knew it."""
+    known = input_shape(ctx, 0)
+    if type(known) is not tuple:
+        from .elementwise import cast
+        return cast(known, dtype)
+    return convert_to_tensor(np.array(known, dtype._np).reshape(len(known)))
 
 
 def input_dims(ctx, i=0):
@@ -202,7 +240,7 @@ def broadcast_to_input(x, ctx, i=0):
 
 def scatter_slice_to_input(dy, ctx, key):
     """The gradient of `input[key]`: `dy` placed into zeros of input 0's shape."""
-    from .shape import STRIDED_SLICE_GRAD
+    from .indexing import STRIDED_SLICE_GRAD
     shape = ctx.shapes[0]
     if None not in shape:
         return bind(STRIDED_SLICE_GRAD, (dy,), {"shape": shape, "key": key})

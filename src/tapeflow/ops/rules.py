@@ -1,7 +1,11 @@
 """Shared shape/dtype rules for the op table, input conversion, and unbroadcast()."""
 
+import numbers
+import operator
+
 import numpy as np
 
+from .. import dtypes
 from ..errors import InvalidArgumentError
 from ..tensor import Tensor, _Operators, convert_to_tensor
 
@@ -190,6 +194,60 @@ def normalize_axis(op_name, axis, rank):
             continue  # a scalar's 0 again: infer reports it out of range, once
         out.append(a)
     return tuple(sorted(out))
+
+
+def check_axis(op_name, axis, rank):
+    """`axis` in [-rank, rank), made non-negative; TensorFlow's error otherwise."""
+    if not -rank <= axis < rank:
+        raise op_error(op_name, f"Expected axis in the range [{-rank}, {rank}), but got "
+                                f"{axis}")
+    return axis % rank
+
+
+def int_tuple(value, what, op_name=None):
+    """A shape-like argument (list, tuple, TensorShape, Tensor, int) as a tuple of ints.
+
+    TensorFlow converts such an argument to a tensor, so floats (or a string) reach the op
+    `op_name` as a tensor of the wrong dtype: InvalidArgumentError naming it (TypeError
+    where no op is named)."""
+    if isinstance(value, _Operators):
+        value = np.asarray(value).tolist()
+    if isinstance(value, (numbers.Integral, np.integer)):
+        return (int(value),)
+    try:
+        return tuple(operator.index(d) for d in value)
+    except TypeError:
+        if op_name is None:
+            raise TypeError(f"{what} must be a list of integers, got {value!r}") from None
+        raise dtype_error(f"{what} must be int32 or int64 values, got {value!r} "
+                          f"[Op:{op_name}]", op_name) from None
+
+
+def int_scalar(value, op_name=None, what="axis"):
+    """An int argument (axis, depth, batch_dims): a Python or NumPy integer, or a scalar
+    integer Tensor. A Tensor of another dtype (float, bool) is the InvalidArgumentError
+    TensorFlow's op raises for it ("Value for attr 'Tidx' of float is not in the list of
+    allowed values: int32, int64"); anything else a TypeError naming the op (TensorFlow
+    cannot convert a float to int32)."""
+    if isinstance(value, _Operators):
+        if not value.dtype.is_integer:
+            where = f" [Op:{op_name}]" if op_name else ""
+            raise dtype_error(f"{what} must be int32 or int64, got "
+                              f"{describe(value)}{where}", op_name)
+        return int(np.asarray(value))
+    try:
+        return operator.index(value)
+    except TypeError:
+        where = f" of {op_name}" if op_name else ""
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype int32: the "
+                        f"{what}{where} must be an integer") from None
+
+
+def check_int_dtype(op_name, x, what="indices"):
+    """An index-like tensor (indices, paddings, segment ids) must be int32 or int64."""
+    if x.dtype not in (dtypes.int32, dtypes.int64):
+        raise dtype_error(f"{what} must be int32 or int64, got {describe(x)} "
+                          f"[Op:{op_name}]", op_name)
 
 
 def _summed_if_one(g, x, k):

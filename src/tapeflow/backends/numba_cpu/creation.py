@@ -1,7 +1,7 @@
 """Lowerings of the ops that make new tensors: Fill, ConstFill, Eye, Range, LinSpace."""
 
 from ...ops.creation import CONST_FILL, EYE, FILL, LINSPACE, RANGE
-from ...ops.shape import GATHER
+from ...ops.indexing import GATHER
 from ...tensor import Symbolic
 from .generator import lowers
 from .text import literal, np_name, scalar_value

@@ -3,7 +3,7 @@ gradients, Slice, gathers, scatters, segment sums, Where and OneHot; each checks
 indices before the view or loop, as TensorFlow's kernels do."""
 
 from ...ops.dynamic import DYNAMIC_STRIDED_SLICE_GRAD
-from ...ops.shape import (
+from ...ops.indexing import (
     GATHER,
     GATHER_ND,
     ONE_HOT,

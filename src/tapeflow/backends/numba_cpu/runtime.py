@@ -189,7 +189,7 @@ def _nd_text(node, detail, values):
     coordinates, then the shape it indexes into."""
     if not isinstance(detail, dict) or "depth" not in detail:
         return ""
-    from ...ops.shape import nd_index_message
+    from ...ops.indexing import nd_index_message
     flat, depth, rows = int(values[0]), detail["depth"], detail["rows"]
     position = [flat] if None in rows else [int(i) for i in np.unravel_index(flat, rows)]
     row = [int(v) for v in values[1:1 + depth]]

@@ -1,0 +1,261 @@
+"""Time to compiled speed: how long a tf.function's first call takes, each case in a fresh
+process — with an empty compile cache directory, then a new graph in that directory
+(what it holds from the first run is reused: the matrix kernel, shared helpers), then the
+same graph again (warm cache) — and whether tiered mode ever loses to running eagerly.
+
+Cases: the MLP gradient step (perf/mlp.py), the RNN gradient with a tensor loop
+(perf/rnn.py), the same RNN unrolled by a Python `for` (T=10 and T=30 by default; pass
+`--unrolled 100` for the T=100 figure: minutes before this work), and a Dense + Adam
+training loop, tiered against eager at 10, 200 and 5,000 steps. JAX's jit joins when
+importable (`make perf-peers`). Times are medians of `--repeat` fresh processes.
+
+Usage: python perf/compile.py [--repeat N] [--unrolled T ...] [--skip-training]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from common import Result
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Each case: a script that builds `fn` and `args`; EXTRA_OP adds one op to the loss for
+# the "new graph" run: another kernel (a constant alone would not do: constants are the
+# kernel's arguments, not part of its code).
+_RNN = """
+import tapeflow as tf
+import rnn
+@tf.function
+def fn(xs, w, u, b):
+    with tf.GradientTape() as tape:
+        tape.watch([w, u, b])
+        h = tf.zeros((rnn.BATCH, rnn.HIDDEN))
+        for t in {loop}:
+            h = tf.tanh(h @ w + xs[t] @ u + b)
+        loss = tf.reduce_sum(h * h)
+        if EXTRA_OP:
+            loss = tf.abs(loss)
+    return tape.gradient(loss, [w, u, b])
+args = [tf.constant(a) for a in rnn.make_data({steps})]
+"""
+_SETUP = {
+    "mlp": """
+import tapeflow as tf
+from mlp import loss_fn, make_data
+x, labels, params = make_data()
+variables = [tf.Variable(p) for p in params]
+@tf.function
+def fn(x, labels):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(x, labels, *variables)
+        if EXTRA_OP:
+            loss = tf.abs(loss)
+    return tape.gradient(loss, variables)
+args = (tf.constant(x), tf.constant(labels))
+""",
+    # The RNN of perf/rnn.py with a tensor loop, and unrolled by a Python loop.
+    "rnn": _RNN.format(loop="tf.range(tf.shape(xs)[0])", steps="rnn.T"),
+    "unrolled": _RNN.format(loop="range(STEPS)", steps="STEPS"),
+}
+
+# The first call, timed; the matrix kernel's share is its compile or load, inclusive.
+_FIRST_CALL = """
+import time
+_start = time.perf_counter()
+import tapeflow
+_imported = time.perf_counter()
+from tapeflow.backends.numba_cpu.kernels import microgemm
+_register, _matrix = microgemm.register, [0.0]
+def _timed_register():
+    start = time.perf_counter()
+    try:
+        return _register()
+    finally:
+        _matrix[0] += time.perf_counter() - start
+microgemm.register = _timed_register
+{setup}
+_start_call = time.perf_counter()
+fn(*args)
+_done = time.perf_counter()
+print(json.dumps({{"import": _imported - _start, "first": _done - _start_call,
+                  "matrix": _matrix[0]}}))
+"""
+
+_JAX_FIRST_CALL = """
+import time
+_start = time.perf_counter()
+import jax, jax.numpy as jnp
+import numpy as np
+_imported = time.perf_counter()
+{setup}
+_start_call = time.perf_counter()
+jax.block_until_ready(fn(*args))
+print(json.dumps({{"import": _imported - _start, "first": time.perf_counter() - _start_call,
+                  "matrix": 0.0}}))
+"""
+
+_JAX_SETUP = {
+    "mlp": """
+from mlp import make_data
+x, labels, params = make_data()
+def loss(params, x, labels):
+    w1, b1, w2, b2 = params
+    logits = jnp.maximum(x @ w1 + b1, 0) @ w2 + b2
+    return -jnp.mean(jnp.sum(labels * jax.nn.log_softmax(logits), axis=1))
+fn = jax.jit(jax.grad(loss))
+args = ([jnp.asarray(p) for p in params], jnp.asarray(x), jnp.asarray(labels))
+""",
+    "rnn": """
+import rnn
+xs, w, u, b = rnn.make_data(rnn.T)
+def loss(params, xs):
+    w, u, b = params
+    def cell(h, x):
+        return jnp.tanh(h @ w + x @ u + b), None
+    h, _ = jax.lax.scan(cell, jnp.zeros((rnn.BATCH, rnn.HIDDEN), jnp.float32), xs)
+    return jnp.sum(h * h)
+fn = jax.jit(jax.grad(loss))
+args = ([jnp.asarray(a) for a in (w, u, b)], jnp.asarray(xs))
+""",
+}
+
+# A Dense + Adam training loop: `steps` calls of a step function (tf.function or plain),
+# import excluded, the first call's trace and the tiered first calls included.
+_TRAINING = """
+import time
+import numpy as np
+import tapeflow as tf
+rng = np.random.default_rng(0)
+x = tf.constant(rng.normal(size=(64, 32)).astype(np.float32))
+y = tf.constant(rng.normal(size=(64, 1)).astype(np.float32))
+layer = tf.keras.layers.Dense(1)
+layer.build((None, 32))
+optimizer = tf.keras.optimizers.Adam(0.01)
+def step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((layer(x) - y) ** 2)
+    grads = tape.gradient(loss, layer.trainable_variables)
+    optimizer.apply_gradients(zip(grads, layer.trainable_variables))
+    return loss
+if COMPILED:
+    step = tf.function(step)
+start = time.perf_counter()
+for _ in range(STEPS):
+    loss = step(x, y)
+float(loss)
+print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+
+
+def _run_script(script, cache_dir, mode="sync", **constants):
+    env = dict(os.environ, TAPEFLOW_CACHE_DIR=cache_dir, TAPEFLOW_COMPILE=mode)
+    prelude = (f"import json, sys\nsys.path.insert(0, {HERE!r})\n"
+               + "".join(f"{k} = {v!r}\n" for k, v in constants.items()))
+    # A file, not `-c`: AutoGraph reads the function's source to convert its loops.
+    with tempfile.NamedTemporaryFile("w", suffix=".py") as file:
+        file.write(prelude + script)
+        file.flush()
+        out = subprocess.run([sys.executable, file.name], cwd=HERE, env=env, check=False,
+                             capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"a benchmark process failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def first_calls(case, **constants):
+    """{run: seconds} for one fresh cache directory: the graph with an empty cache, a
+    new graph in the same directory, then the first graph again (warm)."""
+    script = _FIRST_CALL.format(setup=_SETUP[case])
+    with tempfile.TemporaryDirectory() as cache_dir:
+        empty = _run_script(script, cache_dir, EXTRA_OP=False, **constants)
+        new_graph = _run_script(script, cache_dir, EXTRA_OP=True, **constants)
+        warm = _run_script(script, cache_dir, EXTRA_OP=False, **constants)
+    return {"empty": empty["first"], "matrix": empty["matrix"],
+            "new graph": new_graph["first"], "warm": warm["first"],
+            "warm import": warm["import"]}
+
+
+def jax_first_call(case):
+    with tempfile.TemporaryDirectory() as cache_dir:
+        return _run_script(_JAX_FIRST_CALL.format(setup=_JAX_SETUP[case]), cache_dir)["first"]
+
+
+def training_seconds(steps, compiled, cache_dir, mode="tiered"):
+    mode = mode if compiled else "off"
+    return _run_script(_TRAINING, cache_dir, mode, STEPS=steps, COMPILED=compiled)["seconds"]
+
+
+def _median_of(repeat, measure):
+    """The median of each key over `repeat` calls of `measure` (a dict of seconds)."""
+    runs = [measure() for _ in range(repeat)]
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+
+
+def _jax_importable():
+    return subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
+                          check=False).returncode == 0
+
+
+def _first_call_rows(name, times, jax_seconds=None, target=""):
+    rows = [Result(f"{name}, empty cache", "tapeflow fn", times["empty"], times["empty"],
+                   target),
+            Result(f"{name}, new graph, used cache", "tapeflow fn", times["new graph"],
+                   times["empty"], "its kernel only: one-time kernels cached"),
+            Result(f"{name}, warm cache", "tapeflow fn", times["warm"], times["empty"],
+                   f"new process; import {times['warm import']:.2f} s before it")]
+    if times["matrix"] > 0.01:
+        rows.insert(1, Result(f"{name}, empty cache", "matrix kernel", times["matrix"],
+                              times["empty"], "one-time, per cache dir: part of the above"))
+    if jax_seconds is not None:
+        rows.append(Result(f"{name}, first call", "jax jit", jax_seconds, times["empty"]))
+    return rows
+
+
+def run(peers, repeat=1, unrolled=(10, 30), training=True):
+    with_jax = "jax" in peers or _jax_importable()
+    results = []
+    for case, name, target in (("mlp", "MLP step first call", "target <= 1.0 s"),
+                               ("rnn", "RNN tf.range T=100 first call", "target <= 1.0 s")):
+        times = _median_of(repeat, lambda case=case: first_calls(case))
+        jax_seconds = statistics.median(
+            jax_first_call(case) for _ in range(repeat)) if with_jax else None
+        results += _first_call_rows(name, times, jax_seconds, target)
+    for steps in unrolled:
+        times = _median_of(repeat, lambda steps=steps: first_calls("unrolled", STEPS=steps))
+        results += _first_call_rows(f"RNN unrolled T={steps} first call", times,
+                                    target="target T=100 <= 3 s, T=1000 <= 2x T=100")
+    if training:
+        with tempfile.TemporaryDirectory() as cache_dir:
+            training_seconds(3, True, cache_dir, "sync")  # the compile, into the cache
+            for steps in (10, 200, 5000):
+                both = _median_of(repeat, lambda steps=steps: {
+                    "eager": training_seconds(steps, False, cache_dir),
+                    "tiered": training_seconds(steps, True, cache_dir)})
+                name = f"Dense+Adam loop, {steps} steps, warm"
+                results += [Result(name, "tapeflow eager", both["eager"], both["eager"]),
+                            Result(name, "tapeflow tiered", both["tiered"], both["eager"],
+                                   "target <= 1.0x eager (vs numpy: eager)")]
+    return results
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=1, help="fresh processes per row")
+    parser.add_argument("--unrolled", type=int, nargs="*", default=[10, 30],
+                        help="steps of the unrolled RNN (T=100 takes minutes)")
+    parser.add_argument("--skip-training", action="store_true")
+    options = parser.parse_args(argv)
+    from run import _fmt
+    for r in run({}, options.repeat, options.unrolled, not options.skip_training):
+        print(f"{r.benchmark:42} {r.impl:15} {_fmt(r.seconds):>12} {r.ratio:6.2f}x  {r.note}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    main(sys.argv[1:])
