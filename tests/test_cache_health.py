@@ -200,3 +200,20 @@ def test_a_deleted_functions_kernel_module_is_freed(monkeypatch):
     del f
     gc.collect()
     assert module() is None
+
+
+def test_a_new_kernel_loads_the_helpers_that_an_earlier_process_compiled(tmp_path):
+    """Helpers are compiled once per cache directory, not once per process: a second
+    process compiling another graph that calls them loads them (signed, private files)."""
+    first = run_function(tmp_path, "tf.tanh(x) * 2.0")
+    _assert_healthy(first, np.tanh([1.0, 2.0, 4.0]) * 2.0)
+    assert first["helpers_compiled"] > 0 and first["helpers_loaded"] == 0, first
+    (folder,) = tmp_path.glob("tapeflow_helpers_*")
+    index_files = list(folder.glob("*.nbi"))
+    assert index_files
+    for path in index_files:
+        assert os.stat(path).st_mode & 0o077 == 0
+        assert cache_store.verified(str(path), _read(path)) is not None
+    second = run_function(tmp_path, "tf.tanh(x) + tf.tanh(x) * x")
+    _assert_healthy(second, np.tanh([1.0, 2.0, 4.0]) * (1.0 + np.array([1.0, 2.0, 4.0])))
+    assert second["helpers_compiled"] == 0 and second["helpers_loaded"] > 0, second

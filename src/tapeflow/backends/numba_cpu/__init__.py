@@ -131,6 +131,7 @@ def compile_graph(graph):
         if hasattr(kernel, "compile"):  # not under NUMBA_DISABLE_JIT=1 (kernels run as Python)
             if re.search(r"\bgemm\(", source):  # a cached kernel links to it as it loads
                 microgemm.register()
+            numba_cache.cache_helpers()
             with cache.importable(module):
                 numba_cache.attach(kernel, kernel.py_func)
                 kernel.compile(tuple(_numba_type(p) for p in params))

@@ -9,8 +9,14 @@ in `__pycache__`, each written 0600 with an HMAC of its bytes (cache_store.sign)
 only when that verifies. Anything else (a bad signature, a truncated file, a failure to
 rebuild what it holds) is a cache miss, reported once: Numba compiles again and the
 files are written anew.
+
+The helpers of kernels/ that kernels call get the same cache (`cache_helpers`), in one
+folder of the cache directory: without it every process compiled each helper a kernel
+calls, for every new signature, which was most of a first compile (a kernel links in the
+helper's cached LLVM IR, so LLVM still inlines and vectorizes it).
 """
 
+import importlib
 import inspect
 import io
 import os
@@ -22,9 +28,12 @@ from numba.core.caching import (
     FunctionCache,
     IndexDataCacheFile,
     InTreeCacheLocator,
+    _CacheLocator,
 )
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.dispatcher import Dispatcher
 
-from . import cache_store
+from . import cache, cache_store
 
 
 class _KernelLocator(InTreeCacheLocator):
@@ -35,11 +44,35 @@ class _KernelLocator(InTreeCacheLocator):
         cache_store.make_private_dir(self.get_cache_path())
 
 
+class _HelperLocator(_CacheLocator):
+    """The cache directory's folder for the helpers' machine code. Its stamp is the key
+    part that covers every helper's source and the library versions (cache.salt), so an
+    edit or an upgrade is a miss, as for kernels."""
+
+    def __init__(self, folder, stamp, py_func):
+        self._folder = folder
+        self._stamp = stamp
+        self._py_file = inspect.getfile(py_func)  # named in Numba's warnings
+        self._lineno = py_func.__code__.co_firstlineno
+
+    def ensure_cache_path(self):
+        cache_store.make_private_dir(self._folder)
+
+    def get_cache_path(self):
+        return self._folder
+
+    def get_source_stamp(self):
+        return self._stamp
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+
 class _Impl(CompileResultCacheImpl):
-    def __init__(self, py_func):  # numba's would pick a locator from NUMBA_* settings
+    def __init__(self, py_func, locator=None):  # numba's picks one from NUMBA_* settings
         self._lineno = py_func.__code__.co_firstlineno
         source_path = inspect.getfile(py_func)
-        self._locator = _KernelLocator.from_function(py_func, source_path)
+        self._locator = locator or _KernelLocator.from_function(py_func, source_path)
         if self._locator is None:
             raise OSError(f"cannot cache {py_func.__qualname__}: {source_path} is missing "
                           f"or its __pycache__ cannot be written")
@@ -96,10 +129,10 @@ class SignedCache(FunctionCache):
 
     _impl_class = _Impl
 
-    def __init__(self, py_func):  # FunctionCache's, with signed files
+    def __init__(self, py_func, locator=None):  # FunctionCache's, with signed files
         self._name = repr(py_func)
         self._py_func = py_func
-        self._impl = _Impl(py_func)
+        self._impl = _Impl(py_func, locator)
         self._cache_path = self._impl.locator.get_cache_path()
         self._cache_file = _SignedFiles(cache_path=self._cache_path,
                                         filename_base=self._impl.filename_base,
@@ -116,8 +149,8 @@ class SignedCache(FunctionCache):
     def save_overload(self, sig, data):
         try:
             super().save_overload(sig, data)
-        except OSError:  # the compiled code is in memory: only a later process misses it
-            pass
+        except Exception:  # noqa: BLE001, S110 - the compiled code is in memory, so only a
+            pass  # later process misses it (an unwritable folder, a value that won't pickle)
 
 
 def attach(compiled, py_func):
@@ -127,6 +160,29 @@ def attach(compiled, py_func):
         compiled._cache = SignedCache(py_func)
     except OSError:
         pass
+
+
+_helpers_folder = None  # where the helpers' caches point now
+
+
+def cache_helpers():
+    """Gives every helper dispatcher of kernels/ the signed cache, in the folder
+    `tapeflow_helpers_<key>` of the current cache directory (eviction and
+    `tf.config.clear_cache` leave it: it is shared by all kernels). Cheap once done."""
+    global _helpers_folder
+    from . import kernels
+    folder = os.path.join(cache_store.directory(), f"tapeflow_helpers_{cache.salt().hex()[:16]}")
+    if folder == _helpers_folder:
+        return
+    stamp = cache.salt().hex()
+    with global_compiler_lock:  # no helper compiles while its cache changes
+        for short in kernels.SOURCE_MODULES:
+            module = importlib.import_module(f"{kernels.__name__}.{short}")
+            for value in vars(module).values():
+                if isinstance(value, Dispatcher) and value.py_func.__module__ == module.__name__:
+                    value._cache = SignedCache(value.py_func, _HelperLocator(
+                        folder, stamp, value.py_func))
+        _helpers_folder = folder
 
 
 def cfunc(py_func, signature, **options):
