@@ -16,7 +16,6 @@ from ...ops.linalg import (
     UNARY_EINSUM,
 )
 from .generator import Val, lowers
-from .kernels import numpy_blas
 from .text import literal, np_name, subscript, tuple_expr
 
 
@@ -43,6 +42,7 @@ def _matmul(cg, node):
     y = node.outputs[0]
     an, bn = cg.contiguous(a), cg.contiguous(b)
     _check_inner_dims(cg, node, a, b, node.attrs["transpose_a"], node.attrs["transpose_b"])
+    from .kernels import numpy_blas  # here: kernels/ loads Numba, which the first compile needs
     if numpy_blas.LIBRARY and y.dtype._np in numpy_blas.SYMBOLS:
         ta, tb = bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])
         helper = "gemm" if _microgemm_may_pay(node) else "blas_gemm"
