@@ -37,8 +37,6 @@ ALLOWED_UPWARD = {
         "the While gradient stops outer tapes from recording its reverse loop"),
     ("tapeflow.ops.draws", "graph"): (
         "a branch's random draws are exported by tracing zeros into the other branches"),
-    ("tapeflow.ops.random", "graph"): (
-        "nested_draws finds the random ops inside sub-graphs by their Graph type"),
 }
 
 

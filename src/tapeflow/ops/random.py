@@ -26,6 +26,7 @@ from ..errors import InvalidArgumentError
 from ..tensor import _Operators, convert_to_tensor
 from .creation import _shape_tuple
 from .registry import OpDef, bind, register
+from .structural import subgraphs_of
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1
@@ -121,13 +122,11 @@ def stream_key(attrs):
 
 def nested_draws(graph):
     """The stream keys of the random ops inside the branches and loops of `graph`."""
-    from ..graph.ir import Graph
     keys = set()
     for node in graph.nodes:
-        for value in node.attrs.values():
-            if isinstance(value, Graph):
-                keys.update(stream_key(inner.attrs) for inner in value.all_nodes()
-                            if inner.op.draw is not None)
+        for subgraph in subgraphs_of(node):
+            keys.update(stream_key(inner.attrs) for inner in subgraph.all_nodes()
+                        if inner.op.draw is not None)
     return sorted(keys)
 
 

@@ -67,6 +67,12 @@ def of_kind(op, entry):
     return op.structural and op.entry is entry
 
 
+def subgraphs_of(node):
+    """The sub-graphs `node` runs: the attrs its entry names in `subgraphs` (none for an
+    op of the table that is not structural)."""
+    return [node.attrs[key] for key in node.op.subgraphs] if node.op.structural else []
+
+
 def register_structural(op):
     """Adds a structural entry to the table; one entry per TensorFlow op name."""
     if op.name in STRUCTURAL_OPS:
