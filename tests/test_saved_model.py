@@ -276,6 +276,17 @@ def test_custom_gradient_not_saved_has_no_gradient_in_a_new_process(tmp_path):
                           "(op type: IdentityN)\n")
 
 
+def test_a_custom_gradient_node_whose_outputs_are_not_its_inputs_is_refused(tmp_path):
+    path = _save_custom(tmp_path, True)
+
+    def identity_n(document):
+        return next(node for function in document["functions"] for c in function["concrete"]
+                    for node in c["graph"]["nodes"] if node["op"] == "IdentityN")
+    _edit(tmp_path / "custom_True", lambda d: identity_n(d)["outputs"][0].update(shape=[7]))
+    with pytest.raises(ValueError, match=r"saved_model.json: .*IdentityN's outputs are not "):
+        tf.saved_model.load(path)
+
+
 # -- damaged and hostile directories ------------------------------------------------------------
 
 @pytest.fixture

@@ -5,34 +5,13 @@ calls again (autodiff/custom.py). A saved function keeps no Python code, so, as
 TensorFlow does, saving turns each custom gradient into one IdentityN node: it passes
 through the body's results, the custom function's inputs and the values its gradient
 reads, and its gradient runs the grad_fn traced into a graph of its own (or, saved
-without custom gradients, is missing: LookupError, as in TensorFlow).
+without custom gradients, is missing: LookupError, as in TensorFlow). Each node holds a
+copy of the table's structural entry IDENTITY_N (ops/structural.py) with its gradient.
 """
 
-from dataclasses import dataclass
+from ..ops.structural import IDENTITY_N
 
-from .ir import Graph
-from ..ops.registry import OpDef
-
-
-def _infer(*inputs, **attrs):
-    return [(x._shape, x.dtype) for x in inputs]
-
-
-def _eager(*arrays, **attrs):
-    return list(arrays)
-
-
-def _no_gradient(ctx, *dys):
-    # TensorFlow's words (its missing space included): the loaded function has no gradient
-    # for the node, and the Python grad_fn is not in the file.
-    raise LookupError(
-        "No gradient defined for operation'IdentityN' (op type: IdentityN). In general every "
-        "operation must have an associated `@tf.RegisterGradient` for correct autodiff, "
-        "which this op is lacking. If you want to pretend this operation is a constant in "
-        "your program, you may insert `tf.stop_gradient`. This can be useful to silence the "
-        "error in cases where you know gradients are not needed, e.g. the forward pass of "
-        "tf.custom_gradient. Please see more details in "
-        "https://www.tensorflow.org/api_docs/python/tf/custom_gradient.")
+__all__ = ["IDENTITY_N", "identity_n"]
 
 
 def _traced_gradient(ctx, *dys):
@@ -50,35 +29,13 @@ def _traced_gradient(ctx, *dys):
             + [None] * len(captured))
 
 
-@dataclass(frozen=True)
-class CustomGradientIdentity(OpDef):
-    """IdentityN of (the body's results, the custom function's inputs, captured values).
-
-    gradient:       graph(dy of each result, captured values) -> the input gradients that
-                    are not None, or None when the gradient was not saved.
-    gradient_slots: per custom-function input, its gradient's index among the gradient
-                    graph's outputs (None: no gradient).
-    n_results:      how many inputs are the body's results (they get no gradient).
-    """
-
-    gradient: Graph | None = None
-    gradient_slots: tuple = ()
-    n_results: int = 0
-
-
 def identity_n(n_results, gradient_slots, n_captured, gradient):
-    """The IdentityN op of one custom gradient (its own OpDef: the gradient is its own)."""
+    """The IdentityN op of one custom gradient: IDENTITY_N's copy holding its gradient
+    (a graph, or None when it was not saved). Every copy shares the entry's lowerings."""
     n = n_results + len(gradient_slots) + n_captured
     args = tuple(f"x{k}" for k in range(n))
     saves = args[:n_results] + args[n_results + len(gradient_slots):]
-    return CustomGradientIdentity(
-        name="IdentityN", args=args, infer=_infer, eager=_eager, emit="identity_n",
-        grad=_no_gradient if gradient is None else _traced_gradient, saves=saves, n_out=n,
-        none_dys=True, smooth=False, gradient=gradient, gradient_slots=tuple(gradient_slots),
-        n_results=n_results, lowerings=_LOWERINGS)
-
-
-# Every custom gradient's IdentityN compiles alike: their entries share the backends'
-# lowerings, which a backend attaches to this one (`@lowers(IDENTITY_N)`).
-_LOWERINGS = {}
-IDENTITY_N = identity_n(0, (), 0, None)
+    return IDENTITY_N.specialized(
+        args=args, saves=saves, n_out=n,
+        grad=IDENTITY_N.grad if gradient is None else _traced_gradient, gradient=gradient,
+        gradient_slots=tuple(gradient_slots), n_results=n_results)

@@ -19,9 +19,9 @@ import numpy as np
 from .. import dtypes
 from ..ops.control import WHILE
 from ..ops.registry import OPS
-from ..ops.structural import STRUCTURAL_OPS, of_kind
+from ..ops.structural import IDENTITY_N, STRUCTURAL_OPS, of_kind
 from ..tensor import Symbolic, Tensor, wrap
-from .identity_n import IDENTITY_N, CustomGradientIdentity, identity_n
+from .identity_n import identity_n
 from .ir import Graph, Node
 
 _DTYPES = {d.name: d for d in dtypes.ALL}
@@ -93,7 +93,7 @@ class GraphWriter:
     def _op_fields(self, op):
         if OPS.get(op.name) is op:
             return {}
-        if isinstance(op, CustomGradientIdentity):
+        if of_kind(op, IDENTITY_N):  # a custom gradient: what its copy of the entry holds
             return {"n_results": op.n_results, "gradient_slots": list(op.gradient_slots),
                     "gradient": None if op.gradient is None else self.graph(op.gradient)}
         if op.structural and op.savable and _specialized(op.entry, op.args, op.saves,
@@ -309,27 +309,14 @@ class GraphReader:
 
     def _op(self, data, path):
         name = self._string(data["op"], f"{path}.op")
-        if name == IDENTITY_N.name:  # each custom gradient's IdentityN is an op of its own
-            slots = self._list(data.get("gradient_slots"), f"{path}.gradient_slots")
-            gradient = data.get("gradient")
-            if gradient is not None:
-                gradient = self.graph(gradient, f"{path}.gradient")
-                n_grads = len(gradient.outputs)
-                slots = [None if s is None else self._int(s, f"{path}.gradient_slots", 0,
-                                                          n_grads) for s in slots]
-            n_results = self._int(data.get("n_results"), f"{path}.n_results")
-            n_inputs = len(self._list(data["inputs"], f"{path}.inputs"))
-            n_captured = n_inputs - n_results - len(slots)
-            if n_captured < 0 or gradient is not None and \
-                    len(gradient.inputs) != n_results + n_captured:
-                self.fail(path, "IdentityN's inputs do not match its gradient")
-            return identity_n(n_results, slots, n_captured, gradient)
         table = OPS.get(name)
         if table is not None:
             return table
         base = _savable_structural(name)
         if base is None:
             self.fail(f"{path}.op", f"unknown op {name!r}: not in tapeflow's op table")
+        if base is IDENTITY_N:
+            return self._custom_gradient_identity(data, path)
         args = [self._string(a, f"{path}.args") for a in self._list(data.get("args"),
                                                                     f"{path}.args")]
         saves = [self._string(a, f"{path}.saves") for a in self._list(data.get("saves"),
@@ -340,6 +327,23 @@ class GraphReader:
         except ValueError as e:
             return self.fail(path, f"{name}: {e}")
         return base if op == base else op  # variable nodes are told apart by identity
+
+    def _custom_gradient_identity(self, data, path):
+        """An IdentityN node's op: the entry's copy holding the node's own gradient."""
+        slots = self._list(data.get("gradient_slots"), f"{path}.gradient_slots")
+        gradient = data.get("gradient")
+        if gradient is not None:
+            gradient = self.graph(gradient, f"{path}.gradient")
+            n_grads = len(gradient.outputs)
+            slots = [None if s is None else self._int(s, f"{path}.gradient_slots", 0,
+                                                      n_grads) for s in slots]
+        n_results = self._int(data.get("n_results"), f"{path}.n_results")
+        n_inputs = len(self._list(data["inputs"], f"{path}.inputs"))
+        n_captured = n_inputs - n_results - len(slots)
+        if n_captured < 0 or gradient is not None and \
+                len(gradient.inputs) != n_results + n_captured:
+            self.fail(path, "IdentityN's inputs do not match its gradient")
+        return identity_n(n_results, slots, n_captured, gradient)
 
     def _check_structure(self, op, inputs, attrs, avals, graph, path):
         """What verify() cannot check: the structural nodes' variables and sub-graphs."""
@@ -374,6 +378,9 @@ class GraphReader:
                     self.fail(f"{path}.attrs.{key}", "its inputs do not match the node's")
             if of_kind(op, WHILE):
                 self._int(attrs.get("n_vars"), f"{path}.attrs.n_vars", 0, len(inputs) + 1)
+        elif of_kind(op, IDENTITY_N) and [aval[:2] for aval in avals] != [
+                (x._shape, x.dtype) for x in inputs]:
+            self.fail(path, f"{name}'s outputs are not its inputs")
 
     def _attrs(self, data, path):
         data = self._object(data, path, ())
