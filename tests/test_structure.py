@@ -28,15 +28,7 @@ LAYERS = (
 
 # Upward imports not removed yet: (importing module, or a package for all its modules;
 # the unit imported) -> why it is still there.
-_CONTROL_FLOW = ("tf.cond and tf.while_loop trace their branches and bodies into sub-graphs "
-                 "(graph.ir, graph.trace), convert them with AutoGraph and replay them "
-                 "(graph.execute): that half of ops/control.py belongs in graph/")
 ALLOWED_UPWARD = {
-    ("tapeflow.ops.control", "graph"): _CONTROL_FLOW,
-    ("tapeflow.ops.control", "autodiff"): (
-        "the While gradient stops outer tapes from recording its reverse loop"),
-    ("tapeflow.ops.draws", "graph"): (
-        "a branch's random draws are exported by tracing zeros into the other branches"),
 }
 
 

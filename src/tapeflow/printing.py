@@ -6,7 +6,7 @@ import numpy as np
 
 from . import context, nest
 from .ops.registry import never_bound
-from .ops.structural import StructuralOp, register_structural
+from .ops.structural import StructuralOp, bind_structural, register_structural
 from .tensor import _Operators
 
 
@@ -111,11 +111,10 @@ _TENSOR = _TensorSlot()
 
 
 def _trace_print(inputs, tensors, options):
-    from .ops.control import _bind_structural
     template = nest.pack_sequence_as(
         list(inputs), [_TENSOR if isinstance(x, _Operators) else x
                        for x in nest.flatten(list(inputs))])
     values = [t.read_value() if hasattr(t, "read_value") else t for t in tensors]
     op = PRINT.specialized(args=tuple(f"x{i}" for i in range(len(values))))
-    _bind_structural(op, values, {"template": template, "options": tuple(options.items())},
-                     [])
+    bind_structural(op, values, {"template": template, "options": tuple(options.items())},
+                    [])

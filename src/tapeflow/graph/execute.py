@@ -73,7 +73,7 @@ def run_graph(graph, inputs, variable_values, substitute=None):
 
     substitute: {id(node): values} for the nodes that must not draw again: a gradient
     replaying a branch or a loop step gives each random op (and each branch or loop
-    that draws) what it drew in the run being replayed (ops/control.py,
+    that draws) what it drew in the run being replayed (ops/draws.py,
     replay_with_draws).
 
     Returns (outputs, variable_values_after).
@@ -118,3 +118,21 @@ def run_graph(graph, inputs, variable_values, substitute=None):
         raise _located(e, node) from None
     outputs = [env[id(t)] if type(t) is Symbolic else t for t in graph.outputs]
     return outputs, state
+
+
+def run_differentiated(graph, args, wrt, output_gradients, substitute=None):
+    """Runs `graph` on `args` (with its variables' current values) under a tape watching
+    `wrt`, some of the args, and differentiates: returns (outputs, the gradients with
+    respect to `wrt` of the outputs weighted by `output_gradients`, zeros where none
+    reaches). The If and While gradients differentiate a branch or a loop step so."""
+    from ..autodiff.tape import GradientTape, UnconnectedGradients
+    with GradientTape() as tape:
+        tape._watch_all(wrt)
+        outputs = graph.run(args, substitute)
+    # A None output gradient (an output of a shape unknown while tracing that nothing
+    # differentiated) is a zero: not a target, whose default output gradient is ones.
+    reached = [(y, dy) for y, dy in zip(outputs, output_gradients) if dy is not None]
+    grads = tape.gradient([y for y, _ in reached], wrt,
+                          output_gradients=[dy for _, dy in reached],
+                          unconnected_gradients=UnconnectedGradients.ZERO)
+    return outputs, grads

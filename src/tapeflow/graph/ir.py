@@ -102,6 +102,40 @@ class Graph:
         self.nodes.append(Node(op, tuple(inputs), attrs, outputs, source))
         return outputs
 
+    # -- what the op table's If and While entries ask of a graph: ops/ sits below graph/,
+    # so their rules and replays run their sub-graphs, and trace new ones into the graph
+    # being built, through these ----------------------------------------------------------
+    def run(self, args, substitute=None):
+        """This graph's outputs on `args`, with its variables' current values; through
+        bind(), so eagerly, traced into the graph being built, or recorded by tapes
+        alike. substitute: see execute.run_graph."""
+        from .execute import run_graph
+        outputs, _ = run_graph(self, args, [v.read_value() for v in self.variables],
+                               substitute)
+        return outputs
+
+    def run_differentiated(self, args, wrt, output_gradients, substitute=None):
+        """(outputs, the gradients of the outputs with respect to `wrt`, some of `args`,
+        each weighted by its output gradient): see execute.run_differentiated."""
+        from .execute import run_differentiated
+        return run_differentiated(self, args, wrt, output_gradients, substitute)
+
+    def trace_cond(self, pred, true_fn, false_fn):
+        """tf.cond on `pred` while this graph is being traced: an If node of it."""
+        from .control_flow import trace_cond
+        return trace_cond(self, pred, true_fn, false_fn)
+
+    def trace_while(self, cond, body, loop_vars):
+        """tf.while_loop while this graph is being traced: a While node of it."""
+        from .control_flow import trace_while
+        return trace_while(self, cond, body, loop_vars)
+
+    def trace_while_node(self, cond, body, values):
+        """A While node of tapeflow's own `cond` and `body` over the flat `values`; its
+        outputs as the node has them (values, histories, trip count)."""
+        from .control_flow import trace_while_node
+        return trace_while_node(self, cond, body, values)
+
     # -- reading it -----------------------------------------------------------------------
     def producers(self):
         """id(value) -> (node, k): the node of this graph whose k-th output it is."""
