@@ -129,3 +129,50 @@ _CUSTOM_GRADIENT_ONLY = never_bound("custom_gradient")
 CUSTOM_GRADIENT = register_structural(StructuralOp(
     name="CustomGradient", args=("x0",), infer=_CUSTOM_GRADIENT_ONLY,
     eager=_CUSTOM_GRADIENT_ONLY, grad=_CUSTOM_GRADIENT_ONLY))
+
+
+@dataclass(frozen=True)
+class CustomGradientIdentity(StructuralOp):
+    """IdentityN: a custom gradient in a saved function, as TensorFlow saves one (the
+    nodes are made by graph/identity_n.py). Each node holds a copy of IDENTITY_N with
+    its own gradient, which a saved graph writes instead of args, saves and n_out:
+
+    gradient:       graph(dy of each result, captured values) -> the input gradients that
+                    are not None, or None when the gradient was not saved.
+    gradient_slots: per custom-function input, its gradient's index among the gradient
+                    graph's outputs (None: no gradient).
+    n_results:      how many inputs are the body's results (they get no gradient).
+    """
+
+    gradient: object = None  # a graph.ir.Graph
+    gradient_slots: tuple = ()
+    n_results: int = 0
+
+
+def _pass_through_avals(*inputs, **attrs):
+    return [(x._shape, x.dtype) for x in inputs]
+
+
+def _pass_through(*arrays, **attrs):
+    return list(arrays)
+
+
+def _gradient_not_saved(ctx, *dys):
+    # TensorFlow's words (its missing space included): the loaded function has no gradient
+    # for the node, and the Python grad_fn is not in the file.
+    raise LookupError(
+        "No gradient defined for operation'IdentityN' (op type: IdentityN). In general every "
+        "operation must have an associated `@tf.RegisterGradient` for correct autodiff, "
+        "which this op is lacking. If you want to pretend this operation is a constant in "
+        "your program, you may insert `tf.stop_gradient`. This can be useful to silence the "
+        "error in cases where you know gradients are not needed, e.g. the forward pass of "
+        "tf.custom_gradient. Please see more details in "
+        "https://www.tensorflow.org/api_docs/python/tf/custom_gradient.")
+
+
+# Passes through (the body's results, the custom function's inputs, captured values);
+# only its gradient differs from an identity. A node whose gradient was saved runs it
+# (graph/identity_n.py).
+IDENTITY_N = register_structural(CustomGradientIdentity(
+    name="IdentityN", args=(), infer=_pass_through_avals, eager=_pass_through,
+    grad=_gradient_not_saved, n_out=0, none_dys=True, smooth=False, savable=True))
