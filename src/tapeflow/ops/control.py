@@ -14,6 +14,7 @@ from ..tensor import Symbolic, _Operators, convert_to_tensor
 from .batching import Batched, NotBatchable
 from .draws import (draw_variables, if_drawn_outputs, replay_if_drawn, replay_while_drawn,
                     while_drawn_outputs)
+from .dynamic import shaped_as_input
 from .registry import bind, never_bound
 from .structural import STORED_VALUE, StructuralOp, bind_structural, of_kind, register_structural
 
@@ -212,8 +213,8 @@ def _run_while_eagerly(cond_graph, body_graph, values, captured, by_length=(), d
 
 
 def _stacked(history):
-    """Per-iteration values as one tensor; a loop variable that changes shape (a list the
-    body appends to) has none, and the loop's gradient says so if it is asked for."""
+    """Per-iteration values as one tensor; a loop variable that changes shape has none
+    (the traced loop's "reshaped" variables, whose gradient is refused)."""
     from .shape import stack
     first = history[0]._shape
     if any(h._shape != first for h in history):
@@ -238,9 +239,7 @@ def _while_grad(ctx, *dys):
     captured = [getattr(ctx, f"x{i}") for i in range(n, n_in)]
     histories = [getattr(ctx, f"out{n + i}") for i in range(n)]
     count = getattr(ctx, f"out{2 * n}")
-    reshaped = [i for i in ctx.attrs.get("reshaped", ()) if ctx.dtypes[i].is_floating]
-    if reshaped or any(h._value is not None and count._value is not None
-                       and h._shape[0] != int(count._value) for h in histories):
+    if any(ctx.dtypes[i].is_floating for i in ctx.attrs.get("reshaped", ())):
         raise UnimplementedError(
             "tapeflow cannot yet differentiate a loop whose variable changes shape between "
             "iterations, other than a list the loop appends to (tf.concat or slicing of a "
@@ -249,7 +248,6 @@ def _while_grad(ctx, *dys):
     from .creation import range as _range
     from .creation import zeros_like
     from .indexing import gather
-    from .shape import reshape
     finals = [getattr(ctx, f"out{i}") for i in range(n)]
     drawn = ctx.attrs.get("draws", ())
     draw_vars = draw_variables(ctx.attrs)
@@ -304,10 +302,8 @@ def _while_grad(ctx, *dys):
     _, d_values, d_captured, _ = while_loop(reverse_cond, reverse_body,
                                             [count, d_values, d_captured, finals])
     # The loop relaxed the shapes it carries; an initial value's gradient has its shape.
-    initial = [getattr(ctx, f"x{i}") for i in range(n)]
-    grads = [None if not f else reshape(d, x._shape)
-             if None in d._shape and None not in x._shape else d
-             for d, f, x in zip(d_values, float_vars, initial)]
+    grads = [shaped_as_input(d, ctx, i) if f else None
+             for i, (d, f) in enumerate(zip(d_values, float_vars))]
     cap_grads = [None] * len(captured)
     for j, d in zip(wanted, d_captured):
         cap_grads[j] = d

@@ -229,6 +229,16 @@ def reshape_to_input(x, ctx, i=0):
     return dynamic_reshape(x, input_shape(ctx, i), hint=shape)
 
 
+def shaped_as_input(x, ctx, i=0):
+    """`x`, which has input i's shape when the graph runs, with every dimension of it
+    that tracing knew (a loop relaxes the shapes it carries to unknown dimensions): `x`
+    itself where its own shape says as much."""
+    shape = ctx.shapes[i]
+    if all(d is None or d == s for d, s in zip(shape, x._shape)):
+        return x
+    return reshape_to_input(x, ctx, i)
+
+
 def broadcast_to_input(x, ctx, i=0):
     """`x` broadcast to input i's shape."""
     from .shape import broadcast_to
