@@ -1,7 +1,8 @@
-"""`tf.nn`: activations, softmax and the cross-entropy losses."""
+"""`tf.nn`: activations, softmax, the cross-entropy losses, dropout and moments."""
 
 from .ops.elementwise import elu, relu, sigmoid, softplus, tanh  # noqa: F401
 from .ops.nn import (  # noqa: F401
-    bias_add, l2_loss, l2_normalize, leaky_relu, log_softmax, relu6, selu, silu,
+    bias_add, dropout, l2_loss, l2_normalize, leaky_relu, log_softmax, relu6, selu, silu,
     sigmoid_cross_entropy_with_logits, softmax, softmax_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits, swish)
+from .ops.statistics import moments  # noqa: F401

@@ -22,6 +22,7 @@ from .elementwise import (
     where,
     zeros_like,
 )
+from .random import uniform
 from .registry import OpDef, bind, register
 from .rules import is_float, is_numeric, kernel_dims, named, unbroadcast
 
@@ -502,8 +503,31 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     return multiply(x, rsqrt(maximum(square_sum, epsilon)))
 
 
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """Zeroes each element with probability `rate` and scales the rest by 1 / (1 - rate),
+    as `tf.nn.dropout`; elements share a draw along the axes where `noise_shape` is 1.
+
+    >>> import tapeflow as tf
+    >>> kept = tf.nn.dropout(tf.ones([1000]), rate=0.25, seed=1).numpy()
+    >>> sorted({round(float(v), 4) for v in kept})
+    [0.0, 1.3333]
+    """
+    x = rules.as_tensor(x)
+    if not x.dtype.is_floating:
+        raise ValueError(f"`x.dtype` must be a floating point tensor as `x` will be scaled. "
+                         f"Received: x_dtype={x.dtype!r}")
+    if isinstance(rate, (int, float)) and not 0 <= rate < 1:
+        raise ValueError(f"`rate` must be a scalar tensor or a float in the range [0, 1). "
+                         f"Received: rate={rate}")
+    rate = rules.as_tensor(rate, x.dtype) if not isinstance(rate, (int, float)) else rate
+    shape = x._shape if noise_shape is None else tuple(np.asarray(noise_shape).tolist())
+    keep = cast(uniform(shape, dtype=x.dtype, seed=seed) >= rate, x.dtype)
+    return multiply(multiply(x, 1.0 / (1.0 - rate)), keep)
+
+
 __all__ = [
     "bias_add",
+    "dropout",
     "l2_loss",
     "l2_normalize",
     "leaky_relu",
