@@ -20,9 +20,10 @@ ALL_OPS = sorted(OPS)
 DIFFERENTIABLE = differentiable_ops()
 
 # Non-differentiable ops a gradient rule may run on float values: their derivative is
-# zero wherever it exists (rounding) or they do not depend on input values at all.
+# zero wherever it exists (rounding) or they do not depend on input values at all
+# (OneHot's floats depend on integer indices only).
 ZERO_DERIVATIVE = {"ZerosLike", "OnesLike", "ConstFill", "Eye", "Range", "LinSpace",
-                   "Floor", "Ceil", "Round", "FloorDiv", "Shape", "Size", "Rank"}
+                   "Floor", "Ceil", "Round", "FloorDiv", "Shape", "Size", "Rank", "OneHot"}
 
 
 def test_every_op_has_a_sampler():

@@ -9,6 +9,7 @@ from .ops.elementwise import (  # noqa: F401
 from .ops.nonfinite import (  # noqa: F401
     divide_no_nan, is_finite, is_inf, is_nan, multiply_no_nan, reciprocal_no_nan, xdivy,
     xlog1py)
+from .ops.sorting import top_k  # noqa: F401
 from .ops.statistics import (  # noqa: F401
     add_n, polyval, reduce_euclidean_norm, reduce_std, reduce_variance)
 from .ops.trigonometric import (  # noqa: F401

@@ -48,6 +48,7 @@ from .random import (
     TRUNCATED_NORMAL,
 )
 from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM, SUM
+from .sorting import TOP_K
 from .registry import bind
 from .shape import (
     BROADCAST_TO,
@@ -536,10 +537,10 @@ def _einsum(op, inputs, attrs, batch):
     return Batched(bind(op, args, {**attrs, "equation": f"{','.join(terms)}->{label}{out}"}))
 
 
-@batches(MATRIX_INVERSE, MATRIX_DETERMINANT, MATRIX_DIAG, MATRIX_DIAG_PART)
+@batches(MATRIX_INVERSE, MATRIX_DETERMINANT, MATRIX_DIAG, MATRIX_DIAG_PART, TOP_K)
 def _leading_batch(op, inputs, attrs, batch):
     # These ops already treat leading axes as a batch.
-    return Batched(bind(op, [inputs[0].inner], attrs))
+    return _out(bind(op, [inputs[0].inner], attrs), op)
 
 
 @batches(MATRIX_SOLVE)

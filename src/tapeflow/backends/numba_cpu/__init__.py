@@ -35,6 +35,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     random,
     reduce,
     shape,
+    sorting,
     variables,
 )
 from .generator import BACKEND

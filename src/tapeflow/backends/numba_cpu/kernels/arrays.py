@@ -676,3 +676,34 @@ def truncated_normal(gen, shape, dtype):
             if abs(flat[i]) > 2:
                 flat[i] = redrawn[k]
                 k += 1
+
+
+# -- TopKV2: the k largest of each row (ops/sorting.py: largest first, equal values by
+# lower index, NaN last) ------------------------------------------------------------------
+
+def descending_key(row):
+    """An array whose ascending order is row's descending one: -row, or ~row for integers
+    (which cannot overflow)."""
+    return -row if row.dtype.kind == "f" else ~row
+
+
+@overload(descending_key, jit_options={"error_model": "numpy"})
+def _descending_key(row):
+    if isinstance(row.dtype, types.Float):
+        return lambda row: -row
+    return lambda row: ~row
+
+
+@_jit
+def top_k_rows(x, k):
+    """x: (rows, n). Each row's k largest and their indices: its key sorted ascending
+    and stably (mergesort is Numba's stable sort; NaN goes last)."""
+    rows = x.shape[0]
+    values = np.empty((rows, k), x.dtype)
+    indices = np.empty((rows, k), np.int64)
+    for r in range(rows):
+        order = np.argsort(descending_key(x[r]), kind="mergesort")
+        for j in range(k):
+            indices[r, j] = order[j]
+            values[r, j] = x[r, order[j]]
+    return values, indices
