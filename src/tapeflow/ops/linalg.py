@@ -11,8 +11,8 @@ from ..dtypes import kernel_name
 from ..errors import InvalidArgumentError, NotFoundError, UnimplementedError
 from ..tensor import Tensor
 from . import rules
-from .dynamic import input_shape
-from .elementwise import abs, cast, maximum, multiply, pow, sqrt, square, where
+from .dynamic import input_dims
+from .elementwise import abs, cast, equal, maximum, multiply, pow, sqrt, square, where
 from .registry import OpDef, bind, register
 from .rules import is_float, kernel_dims, unbroadcast
 
@@ -262,10 +262,12 @@ def _fresh_labels(used, n):
     return free[:n]
 
 
-def _operand_grad(dy, out, x_labels, x_shape, others, broadcast, runtime_shape=None):
-    """Gradient of one einsum operand: dy contracted with the other operands, broadcast
+def _operand_grad(ctx, i, dy, out, others):
+    """Gradient of einsum operand i: dy contracted with the other operands, broadcast
     over the labels only this operand has, and put back on the diagonal for labels this
-    operand repeats ('ii->i')."""
+    operand repeats ('ii->i'). Its dimensions are ints, or int32 scalars read when the
+    graph runs (input_dims), which broadcast_to and range take alike."""
+    x_labels = _split(ctx.attrs["equation"])[0][i]
     unique = "".join(dict.fromkeys(x_labels))
     present = set(out).union(*[set(labels) for labels, _ in others])
     kept = "".join(label for label in unique if label in present)
@@ -273,31 +275,31 @@ def _operand_grad(dy, out, x_labels, x_shape, others, broadcast, runtime_shape=N
     if lhs == kept:
         g = dy
     else:
-        g = _einsum_bind(f"{lhs}->{kept}", [dy] + [t for _, t in others], broadcast)
-    size = {}
-    for label, d in zip(x_labels, x_shape):
-        size[label] = d
+        g = _einsum_bind(f"{lhs}->{kept}", [dy] + [t for _, t in others],
+                         ctx.attrs["broadcast"])
     # Labels broadcast from size 1 in this operand: sum them back.
-    axes = [i for i, label in enumerate(kept) if size[label] == 1 and g._shape[i] != 1]
+    ones = {label for label, d in zip(x_labels, ctx.shapes[i]) if d == 1}
+    axes = [k for k, label in enumerate(kept) if label in ones and g._shape[k] != 1]
     if axes:
         from .reduce import reduce_sum
         g = reduce_sum(g, axis=axes, keepdims=True)
+    if kept == x_labels:
+        return g
+    size = dict(zip(x_labels, input_dims(ctx, i)))
     if len(kept) < len(unique):  # labels summed away in the forward: broadcast back
-        from .shape import broadcast_to, reshape
-        g = reshape(g, [size[label] if label in kept else 1 for label in unique])
-        target = [size[label] for label in unique]
-        if None in target and unique == x_labels:  # known when the graph runs
-            target = runtime_shape
-        g = broadcast_to(g, target)
+        from .shape import broadcast_to, expand_dims
+        for k, label in enumerate(unique):
+            if label not in kept:
+                g = expand_dims(g, k)
+        g = broadcast_to(g, [size[label] for label in unique])
     if len(unique) < len(x_labels):  # repeated labels: embed on the diagonal
-        from .creation import eye
         fresh = iter(_fresh_labels(set(x_labels) | present, len(x_labels)))
         current, target, seen = unique, "", set()
         for label in x_labels:
             if label in seen:
                 new = next(fresh)
                 g = _einsum_bind(f"{current},{label}{new}->{current}{new}",
-                                 [g, eye(size[label], dtype=dy.dtype)])
+                                 [g, _identity(size[label], dy.dtype)])
                 current += new
                 target += new
             else:
@@ -308,19 +310,22 @@ def _operand_grad(dy, out, x_labels, x_shape, others, broadcast, runtime_shape=N
     return g
 
 
+def _identity(n, dtype):
+    """The n x n identity matrix, for n an int or an int32 scalar (tf.eye takes ints)."""
+    from .creation import range as range_
+    from .shape import expand_dims
+    indices = range_(n)
+    return cast(equal(expand_dims(indices, 1), indices), dtype)
+
+
 def _einsum_grad(ctx, dy):
     (la, lb), out = _split(ctx.attrs["equation"])
-    bc = ctx.attrs["broadcast"]
-    return (_operand_grad(dy, out, la, ctx.shapes[0], [(lb, ctx.b)], bc,
-                          input_shape(ctx, 0)) if ctx.needs[0] else None,
-            _operand_grad(dy, out, lb, ctx.shapes[1], [(la, ctx.a)], bc,
-                          input_shape(ctx, 1)) if ctx.needs[1] else None)
+    return (_operand_grad(ctx, 0, dy, out, [(lb, ctx.b)]) if ctx.needs[0] else None,
+            _operand_grad(ctx, 1, dy, out, [(la, ctx.a)]) if ctx.needs[1] else None)
 
 
 def _unary_einsum_grad(ctx, dy):
-    (la,), out = _split(ctx.attrs["equation"])
-    return (_operand_grad(dy, out, la, ctx.shapes[0], [], ctx.attrs["broadcast"],
-                          input_shape(ctx, 0)),)
+    return (_operand_grad(ctx, 0, dy, _split(ctx.attrs["equation"])[1], []),)
 
 
 EINSUM = register(OpDef(
