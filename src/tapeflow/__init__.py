@@ -21,6 +21,7 @@ from .ops.linalg import clip_by_norm, einsum, matmul, norm, tensordot
 from .ops.trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh
 from .ops.statistics import add_n
 from .ops.sorting import argsort, sort
+from .ops.rearrange import boolean_mask, meshgrid, repeat, roll, sequence_mask
 from .ops.reduce import (argmax, argmin, cumsum, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from .ops.shape import (broadcast_to, concat, expand_dims, pad, rank, reshape, reverse, shape,
