@@ -1,13 +1,11 @@
 """tf.roll, tf.repeat, tf.meshgrid, tf.sequence_mask and tf.boolean_mask: values against
 NumPy, gradients through them, TensorFlow's errors, and compiled parity."""
 
-import warnings
-
 import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.config import settings
+from tests.compiled_parity import assert_compiled_matches_eager
 from tapeflow.errors import InvalidArgumentError
 
 X = np.arange(12.0).reshape(3, 4)
@@ -78,16 +76,8 @@ def test_errors_are_tensorflows(call, error, message):
 
 
 def test_compiled_agrees_with_eager(monkeypatch):
-    monkeypatch.setattr(settings, "compile_mode", "sync")
-    monkeypatch.setattr(settings, "run_functions_eagerly", False)
-
     def rearranged(x):
         return (tf.roll(x, [1, -1], [0, 1]), tf.repeat(x, [1, 2, 0], axis=0),
                 tf.meshgrid(x[0], x[1]), tf.sequence_mask([1, 3], 4))
 
-    eager = tf.nest.flatten(rearranged(tf.constant(X)))
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message=".*runs with NumPy kernels")
-        compiled = tf.nest.flatten(tf.function(rearranged)(tf.constant(X)))
-    for e, c in zip(eager, compiled):
-        np.testing.assert_array_equal(c.numpy(), e.numpy())
+    assert_compiled_matches_eager(monkeypatch, rearranged, tf.constant(X))

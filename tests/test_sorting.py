@@ -2,13 +2,11 @@
 parity the generated op tests check): NumPy's stable order, NaN last, integers at
 their limits, any axis, both directions, and gradients through the sort."""
 
-import warnings
-
 import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.config import settings
+from tests.compiled_parity import assert_compiled_matches_eager
 
 FLOATS = np.array([[3.0, 1.0, 3.0, np.nan, 2.0], [0.5, -1.0, 0.5, 0.5, 7.0]], np.float32)
 INTS = np.array([[3, -2147483648, 1, 2147483647, 3]], np.int32)
@@ -44,15 +42,7 @@ def test_gradient_goes_back_to_each_values_place():
 
 
 def test_compiled_sort_agrees_with_eager(monkeypatch):
-    monkeypatch.setattr(settings, "compile_mode", "sync")
-    monkeypatch.setattr(settings, "run_functions_eagerly", False)
-
     def sorts(x):
         return tf.sort(x, axis=0), tf.argsort(x, direction="DESCENDING"), tf.math.top_k(x, 2)
 
-    eager = tf.nest.flatten(sorts(tf.constant(FLOATS)))
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message=".*runs with NumPy kernels")
-        compiled = tf.nest.flatten(tf.function(sorts)(tf.constant(FLOATS)))
-    for e, c in zip(eager, compiled):
-        np.testing.assert_array_equal(c.numpy(), e.numpy())
+    assert_compiled_matches_eager(monkeypatch, sorts, tf.constant(FLOATS))

@@ -2,13 +2,11 @@
 tf.nn.moments and dropout: values and gradients against NumPy's formulas, eagerly and
 compiled, and TensorFlow's errors."""
 
-import warnings
-
 import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.config import settings
+from tests.compiled_parity import assert_compiled_matches_eager
 from tapeflow.errors import InvalidArgumentError
 
 X = np.array([[1.0, 2.5, -0.5], [3.0, 0.25, 2.0]])
@@ -105,17 +103,9 @@ def test_errors_are_tensorflows(call, error, message):
 
 
 def test_compiled_agrees_with_eager(monkeypatch):
-    monkeypatch.setattr(settings, "compile_mode", "sync")
-    monkeypatch.setattr(settings, "run_functions_eagerly", False)
-
     def statistics(x):
         return (tf.math.reduce_std(x, axis=0), tf.math.reduce_euclidean_norm(x, axis=1),
                 tf.math.add_n([x, x * 2.0]), tf.math.polyval([0.5, x, 1.0], x))
 
     x = tf.constant(X, tf.float32)  # polyval's float coefficients convert to float32
-    eager = statistics(x)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("error", message=".*runs with NumPy kernels")
-        compiled = tf.function(statistics)(x)
-    for e, c in zip(eager, compiled):
-        np.testing.assert_allclose(c.numpy(), e.numpy(), rtol=1e-6)
+    assert_compiled_matches_eager(monkeypatch, statistics, x, rtol=1e-6)
