@@ -22,6 +22,7 @@ from .ops.trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cos
 from .ops.statistics import add_n
 from .ops.sorting import argsort, sort
 from .ops.rearrange import boolean_mask, meshgrid, repeat, roll, sequence_mask
+from .ops.searching import searchsorted, unique, unique_with_counts
 from .ops.reduce import (argmax, argmin, cumsum, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from .ops.shape import (broadcast_to, concat, expand_dims, pad, rank, reshape, reverse, shape,

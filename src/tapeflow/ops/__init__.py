@@ -10,6 +10,7 @@ from .nonfinite import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .rearrange import *  # noqa: F401,F403
+from .searching import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403

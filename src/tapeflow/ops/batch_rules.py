@@ -48,6 +48,7 @@ from .random import (
     TRUNCATED_NORMAL,
 )
 from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM, SUM
+from .searching import LOWER_BOUND, UNIQUE, UNIQUE_WITH_COUNTS, UPPER_BOUND
 from .sorting import TOP_K
 from .registry import bind
 from .shape import (
@@ -543,10 +544,11 @@ def _leading_batch(op, inputs, attrs, batch):
     return _out(bind(op, [inputs[0].inner], attrs), op)
 
 
-@batches(MATRIX_SOLVE)
-def _solve(op, inputs, attrs, batch):
-    matrix, rhs = inputs
-    return Batched(bind(op, [stacked(matrix, batch), stacked(rhs, batch)], attrs))
+@batches(MATRIX_SOLVE, LOWER_BOUND, UPPER_BOUND)
+def _both_stacked(op, inputs, attrs, batch):
+    # Ops that treat leading axes as a batch, of two inputs that must share it.
+    first, second = inputs
+    return Batched(bind(op, [stacked(first, batch), stacked(second, batch)], attrs))
 
 
 # -- nn -------------------------------------------------------------------------------------
@@ -589,7 +591,8 @@ def _bias_add(op, inputs, attrs, batch):
 
 # Ops without a vectorized form, and why: met in a vectorized walk, they raise
 # NotBatchable, and the jacobian runs its per-row loop instead.
-batches(WHERE, RANGE, LINSPACE)(NoVectorizedForm("its output's length depends on the values"))
+batches(WHERE, RANGE, LINSPACE, UNIQUE, UNIQUE_WITH_COUNTS)(
+    NoVectorizedForm("its output's length depends on the values"))
 batches(RANDOM_SHUFFLE)(NoVectorizedForm("stateful: one draw per call"))
 batches(TENSOR_LIST_PUSH_BACK)(NoVectorizedForm("a list grows by one item per call"))
 batches(TENSOR_LIST_POP_BACK)(NoVectorizedForm("a list shrinks by one item per call"))

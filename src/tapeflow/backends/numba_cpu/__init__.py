@@ -34,6 +34,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     nn,
     random,
     reduce,
+    searching,
     shape,
     sorting,
     variables,

@@ -707,3 +707,50 @@ def top_k_rows(x, k):
             indices[r, j] = order[j]
             values[r, j] = x[r, order[j]]
     return values, indices
+
+
+# -- LowerBound / UpperBound and Unique (ops/searching.py) -----------------------------------
+
+@_jit
+def searchsorted_rows(sorted_rows, value_rows, right):
+    """For each row pair, where each value goes in the sorted row: before equal entries,
+    or after them when `right`."""
+    out = np.empty(value_rows.shape, np.int64)
+    for r in range(value_rows.shape[0]):
+        if right:
+            out[r] = np.searchsorted(sorted_rows[r], value_rows[r], side="right")
+        else:
+            out[r] = np.searchsorted(sorted_rows[r], value_rows[r], side="left")
+    return out
+
+
+@_jit
+def unique_first(x):
+    """x's distinct values in order of first appearance (every NaN its own), each
+    element's index among them, and their counts: ops/searching.py's algorithm (a stable
+    sort, then runs of equal values)."""
+    n = x.size
+    order = np.argsort(x, kind="mergesort")
+    run_of_sorted = np.empty(n, np.int64)
+    firsts = np.empty(n, np.int64)
+    runs = 0
+    for j in range(n):
+        if j == 0 or x[order[j]] != x[order[j - 1]]:
+            firsts[runs] = order[j]
+            runs += 1
+        run_of_sorted[j] = runs - 1
+    firsts = firsts[:runs]
+    by_first = np.argsort(firsts, kind="mergesort")
+    rank_of_run = np.empty(runs, np.int64)
+    for r in range(runs):
+        rank_of_run[by_first[r]] = r
+    index = np.empty(n, np.int64)
+    counts = np.zeros(runs, np.int64)
+    for j in range(n):
+        k = rank_of_run[run_of_sorted[j]]
+        index[order[j]] = k
+        counts[k] += 1
+    values = np.empty(runs, x.dtype)
+    for r in range(runs):
+        values[r] = x[firsts[by_first[r]]]
+    return values, index, counts
