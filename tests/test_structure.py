@@ -26,17 +26,6 @@ LAYERS = (
      "keras", "saved_model", "train", "experimental", "__init__"),
 )
 
-# Upward imports not removed yet: (importing module, or a package for all its modules;
-# the unit imported) -> why it is still there.
-ALLOWED_UPWARD = {
-}
-
-
-def _allowed(importer, imported):
-    return any(unit == _unit(imported) and (importer == where or importer.startswith(where + "."))
-               for where, unit in ALLOWED_UPWARD)
-
-
 def _module_name(path):
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -111,24 +100,20 @@ def _cycle(edges):
     return None
 
 
-def _allowed_removed(graph):
-    return {a: {b for b in bs if not _allowed(a, b)} for a, bs in graph.items()}
-
-
 def test_every_module_has_a_layer():
     for name in _modules():
         _layer(_unit(name))
 
 
 def test_layers_import_downward_only():
-    upward = sorted(f"{a} imports {b}" for a, bs in _allowed_removed(_import_graph()).items()
+    upward = sorted(f"{a} imports {b}" for a, bs in _import_graph().items()
                     for b in bs if _layer(_unit(b)) > _layer(_unit(a)))
     assert not upward, "imports of a higher layer:\n" + "\n".join(upward)
 
 
 def test_no_import_cycle_between_subpackages():
     units = {}
-    for a, bs in _allowed_removed(_import_graph()).items():
+    for a, bs in _import_graph().items():
         units.setdefault(_unit(a), set()).update(_unit(b) for b in bs if _unit(b) != _unit(a))
     cycle = _cycle(units)
     assert cycle is None, "an import cycle between units: " + " -> ".join(cycle)
@@ -139,14 +124,6 @@ def test_no_import_cycle_inside_backends():
               for a, bs in _import_graph().items() if _unit(a) == "backends"}
     cycle = _cycle(inside)
     assert cycle is None, "an import cycle inside backends/: " + " -> ".join(cycle)
-
-
-def test_allowed_upward_imports_are_still_there():
-    graph = _import_graph()
-    gone = sorted(f"{where} -> {unit}" for where, unit in ALLOWED_UPWARD if not any(
-        _unit(b) == unit and _allowed(a, b) and (a == where or a.startswith(where + "."))
-        for a, bs in graph.items() for b in bs))
-    assert not gone, "no longer imported, remove from ALLOWED_UPWARD: " + ", ".join(gone)
 
 
 def test_the_import_scan_sees_function_level_imports_and_cycles():
