@@ -1,3 +1,4 @@
-"""`tf.autodiff`: GradientTape and the machinery behind it."""
+"""`tf.autodiff`: GradientTape, ForwardAccumulator and the machinery behind them."""
 
 from .tape import GradientTape, UnconnectedGradients  # noqa: F401
+from .forward import ForwardAccumulator  # noqa: F401

@@ -18,7 +18,7 @@ class UnconnectedGradients(enum.Enum):
     ZERO = "zero"
 
 
-def _unconnected_mode(value):
+def unconnected_mode(value):
     if isinstance(value, UnconnectedGradients):
         return value
     try:
@@ -203,7 +203,7 @@ class GradientTape:
         """
         if self._recording and self._persistent:
             _warn_gradient_inside_context()
-        mode = _unconnected_mode(unconnected_gradients)
+        mode = unconnected_mode(unconnected_gradients)
         # Bad targets and sources fail before the tape is used up: TensorFlow lets you
         # call again. (TensorFlow checks the targets first.)
         for t in nest.flatten(target):
@@ -248,7 +248,7 @@ class GradientTape:
                  parallel_iterations=None, experimental_use_pfor=True):
         """The Jacobian of `target` w.r.t. each source: shape target.shape + source.shape."""
         from .jacobian import full_jacobian
-        mode = _unconnected_mode(unconnected_gradients)
+        mode = unconnected_mode(unconnected_gradients)
         self._check_pfor("jacobian", experimental_use_pfor)
         self._begin_use("jacobians")
         try:
@@ -261,7 +261,7 @@ class GradientTape:
                        parallel_iterations=None, experimental_use_pfor=True):
         """Per-example Jacobian: result[i] is the Jacobian of target[i] w.r.t. source[i]."""
         from .jacobian import batch_jacobian
-        mode = _unconnected_mode(unconnected_gradients)
+        mode = unconnected_mode(unconnected_gradients)
         self._check_pfor("batch_jacobian", experimental_use_pfor)
         self._begin_use("jacobians")
         try:
