@@ -23,6 +23,7 @@ from .ops.statistics import add_n
 from .ops.sorting import argsort, sort
 from .ops.rearrange import boolean_mask, meshgrid, repeat, roll, sequence_mask
 from .ops.searching import searchsorted, unique, unique_with_counts
+from .ops.switch import switch_case
 from .ops.reduce import (argmax, argmin, cumsum, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from .ops.shape import (broadcast_to, concat, expand_dims, pad, rank, reshape, reverse, shape,

@@ -11,6 +11,7 @@ from .statistics import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .rearrange import *  # noqa: F401,F403
 from .searching import *  # noqa: F401,F403
+from .switch import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
