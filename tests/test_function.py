@@ -567,6 +567,41 @@ def test_gradients_over_dimensions_unknown_while_tracing_match_eager(reduce):
     assert_same(f(x), fn(x))
 
 
+def _concat_and_gather_parts(x):
+    # concat: parts whose sizes along the axis are all unknown while tracing; gather:
+    # indices of several dimensions, and batch_dims.
+    return [tf.concat([x, x * 2.0, x[:1]], axis=0), tf.concat([x[:, 1:], x], axis=1),
+            tf.gather(x, [2, 0, 2], axis=1), tf.gather(x, [[1, 0], [1, 1], [0, 0]]),
+            tf.gather(x, [[0, 2], [1, 1]], axis=1, batch_dims=1), tf.gather(x, 1),
+            tf.gather_nd(x, [[0, 1], [1, 0], [0, 1]]), tf.gather_nd(x, [[1], [1]])]
+
+
+def _compiled_parts(x):  # one of each rule: a compile takes seconds
+    return [tf.concat([x, x * 2.0, x[:1]], axis=0),
+            tf.gather(x, [[0, 2], [1, 1]], axis=1, batch_dims=1),
+            tf.gather_nd(x, [[0, 1], [1, 0], [0, 1]])]
+
+
+@pytest.mark.parametrize("mode, parts", [("off", _concat_and_gather_parts),
+                                         ("sync", _compiled_parts)])
+def test_gradients_of_concat_and_gathers_over_unknown_dimensions_match_eager(mode, parts,
+                                                                            monkeypatch):
+    monkeypatch.setattr(tf.config.settings, "compile_mode", mode)
+
+    def fn(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            loss = sum(tf.reduce_sum(y * y) for y in parts(x))
+        return tape.gradient(loss, x)  # dy = 2 y tells every element apart
+
+    # A concrete function of TensorSpec([None, None]) leaves both dimensions unknown
+    # while tracing (a call under input_signature traces that call's shapes).
+    concrete = tf.function(fn).get_concrete_function(tf.TensorSpec([None, None]))
+    x = tf.constant([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])
+    assert_same(concrete(x), fn(x))
+    assert concrete.wait_compiled(60) == (mode == "sync")
+
+
 def test_gradient_of_function_call_with_unknown_dims_matches_eager():
     def fn(x):
         return tf.reduce_sum(x * x)

@@ -220,6 +220,47 @@ def reshaped(x, dims):
     return dynamic_reshape(x, stack(list(dims)), hint=hint)
 
 
+def split_sized(x, sizes, axis):
+    """`x` split along `axis` into parts of `sizes`: ints, and int32 scalars known only
+    when the graph runs (such as input_dims gives). One part of unknown size is what the
+    others leave (SplitV's -1); with more, each part gathers its range of positions."""
+    from .shape import split
+    unknown = [isinstance(s, _Operators) for s in sizes]
+    if sum(unknown) < 2:
+        return split(x, [-1 if u else s for s, u in zip(sizes, unknown)], axis=axis)
+    from .creation import range as range_
+    from .indexing import gather
+    parts, start = [], 0
+    for size in sizes:
+        parts.append(gather(x, range_(start, start + size), axis=axis))
+        start = start + size
+    return parts
+
+
+def segment_summed(data, segment_ids, num_segments):
+    """unsorted_segment_sum of `data`, whose `num_segments` may be an int32 scalar known
+    only when the graph runs: then the rows are added into zeros of that many rows, so
+    every id must lie in range (as a gather's indices do)."""
+    from .indexing import tensor_scatter_nd_add, unsorted_segment_sum
+    if not isinstance(num_segments, _Operators):
+        return unsorted_segment_sum(data, segment_ids, num_segments)
+    from .creation import zeros
+    from .shape import concat, expand_dims, reshape, shape
+    rows = shape(data)[len(segment_ids._shape):]
+    slots = zeros(concat([reshape(num_segments, [1]), rows], 0), dtype=data.dtype)
+    return tensor_scatter_nd_add(slots, expand_dims(segment_ids, -1), data)
+
+
+def scattered_nd(indices, updates, dims):
+    """scatter_nd into a shape of `dims`: ints, and int32 scalars known only when the graph
+    runs (such as input_dims gives), where zeros of that shape take the updates."""
+    from .indexing import scatter_nd, tensor_scatter_nd_add
+    if not any(isinstance(d, _Operators) for d in dims):
+        return scatter_nd(indices, updates, dims)
+    from .creation import zeros
+    return tensor_scatter_nd_add(zeros(list(dims), dtype=updates.dtype), indices, updates)
+
+
 def reshape_to_input(x, ctx, i=0):
     """`x` reshaped to input i's shape."""
     from .shape import reshape

@@ -14,17 +14,20 @@ from ..errors import UnimplementedError
 from ..tensor import _Operators, convert_to_tensor
 from . import rules
 from .dynamic import (
-    input_shape,
+    input_dims,
     input_shape_vector,
     is_valueless,
     known_ints,
+    reshaped,
     runtime_shape,
     scatter_slice_to_input,
+    scattered_nd,
+    segment_summed,
 )
 from .elementwise import _quiet
 from .registry import OpDef, bind, register
 from .rules import as_tensor, check_axis, check_int_dtype, int_scalar, int_tuple
-from .shape import PAD_TO, concat, expand_dims, reshape, shape, transpose
+from .shape import PAD_TO, concat, reshape, shape, transpose
 
 _slice = builtins.slice  # this module defines TensorFlow's `slice`
 _error = rules.op_error
@@ -233,7 +236,8 @@ def _gather_axes(params, indices, axis, batch_dims):
     if not 0 <= batch_dims <= min(axis, i_rank):
         raise _error("GatherV2", f"batch_dims ({batch_dims}) must be in [0, {i_rank}] and "
                                  f"less than or equal to axis ({axis})")
-    if params._shape[:batch_dims] != indices._shape[:batch_dims]:
+    if any(p is not None and i is not None and p != i
+           for p, i in zip(params._shape[:batch_dims], indices._shape[:batch_dims])):
         raise _error("GatherV2", f"params.shape[:{batch_dims}] = "
                                  f"{list(params._shape[:batch_dims])} should equal "
                                  f"indices.shape[:{batch_dims}] = "
@@ -268,63 +272,34 @@ def _gather_kernel(params, indices, axis, batch_dims):
 
 def _gather_grad(ctx, dy):
     # Dense version of TensorFlow's IndexedSlices gradient: move the index dimensions of
-    # dy to the front (after the batch ones), then sum rows into their slots.
-    p_shape, i_shape = ctx.shapes
-    axis, batch_dims = ctx.attrs["axis"] % len(p_shape), ctx.attrs["batch_dims"]
-    if None in p_shape or None in i_shape:
-        return _gather_grad_unknown_size(ctx, dy, axis, batch_dims), None
-    batch_dims += len(i_shape) if batch_dims < 0 else 0
-    b, n_idx = batch_dims, len(i_shape) - batch_dims
-    dy_rank = len(dy._shape)
+    # dy to the front (after the batch ones), then sum rows into their slots. Dimensions
+    # are ints, or int32 scalars read in the running graph where tracing did not know
+    # them (input_dims): the sizes computed below are then computed by the graph.
+    p_dims, i_dims = input_dims(ctx, 0), input_dims(ctx, 1)
+    axis, b = ctx.attrs["axis"] % len(p_dims), ctx.attrs["batch_dims"]
+    b += len(i_dims) if b < 0 else 0
+    n_idx = len(i_dims) - b
     perm = (list(range(b)) + list(range(axis, axis + n_idx)) + list(range(b, axis))
-            + list(range(axis + n_idx, dy_rank)))
-    rest = p_shape[b:axis] + p_shape[axis + 1:]
-    n_batch, n_rows = math.prod(p_shape[:b]), math.prod(i_shape[b:])
-    rows = reshape(transpose(dy, perm), (n_batch * n_rows,) + rest)
+            + list(range(axis + n_idx, len(dy._shape))))
+    rest = p_dims[b:axis] + p_dims[axis + 1:]
+    n_batch, n_rows = math.prod(p_dims[:b]), math.prod(i_dims[b:])
+    rows = reshaped(transpose(dy, perm), (n_batch * n_rows,) + rest)
     ids = ctx.indices
     if b:
         from .creation import range as _range
-        offsets = _range(0, n_batch * p_shape[axis], p_shape[axis], dtype=ids.dtype)
-        ids = ids + reshape(offsets, p_shape[:b] + (1,) * n_idx)
-    summed = unsorted_segment_sum(rows, reshape(ids, (-1,)), n_batch * p_shape[axis])
-    summed = reshape(summed, p_shape[:b] + (p_shape[axis],) + rest)
+        offsets = _range(0, n_batch * p_dims[axis], p_dims[axis], dtype=ids.dtype)
+        ids = ids + reshaped(offsets, p_dims[:b] + (1,) * n_idx)
+    summed = segment_summed(rows, reshape(ids, (-1,)), n_batch * p_dims[axis])
+    summed = reshaped(summed, p_dims[:b] + (p_dims[axis],) + rest)
     back = list(range(b)) + list(range(b + 1, axis + 1)) + [b] + list(
-        range(axis + 1, len(p_shape)))
+        range(axis + 1, len(p_dims)))
     return transpose(summed, back), None
 
 
-def _gather_grad_unknown_size(ctx, dy, axis, batch_dims):
-    """Gather with shapes known only at run time (a loop's history, a list built in a
-    loop, indices of a computed length): add the rows into zeros shaped like the params,
-    with the gathered axis moved to the front and back."""
-    p_shape, i_shape = ctx.shapes
-    n_idx = len(i_shape)
-    rest = p_shape[:axis] + p_shape[axis + 1:]
-    if batch_dims != 0 or (n_idx > 1 and None in rest):
-        raise UnimplementedError(
-            f"the gradient of GatherV2 (axis {axis}, batch_dims {batch_dims}) of a tensor "
-            f"of shape {list(p_shape)} with indices of shape {list(i_shape)} needs shapes "
-            f"known while tracing [Op:GatherV2]", op="GatherV2")
-    from .creation import zeros_like
-    front = [axis] + [d for d in range(len(p_shape)) if d != axis]
-    inverse = tuple(np.argsort(front).tolist())
-    # dy holds the index dimensions where `axis` was: move them to the front, as rows.
-    rank = len(dy._shape)
-    if n_idx == 0:  # one index: dy is the one row
-        rows = expand_dims(dy, 0)
-    else:
-        rows = transpose(dy, list(range(axis, axis + n_idx)) + list(range(axis))
-                         + list(range(axis + n_idx, rank)))
-    if n_idx > 1:
-        rows = reshape(rows, (-1,) + tuple(rest))
-    summed = tensor_scatter_nd_add(transpose(zeros_like(ctx.params), front),
-                                   reshape(ctx.indices, (-1, 1)), rows)
-    return transpose(summed, inverse)
-
-
+# The gradient reads the params' shape only: a tape does not keep them alive.
 GATHER = register(OpDef(
     name="GatherV2", args=("params", "indices"), infer=_gather_infer, eager=_gather_kernel,
-    saves=("params", "indices"), grad=_gather_grad))
+    saves=("indices",), grad=_gather_grad))
 
 
 def _segment_sum_infer(data, segment_ids, num_segments):
@@ -423,12 +398,7 @@ GATHER_ND = register(OpDef(
 
 
 def _gather_nd_grad(ctx, dy):
-    shape = ctx.shapes[0]
-    if None in shape:  # known when the graph runs: add into zeros of the params' shape
-        from .creation import zeros
-        return tensor_scatter_nd_add(zeros(input_shape(ctx, 0), dtype=dy.dtype),
-                                     ctx.indices, dy)
-    return scatter_nd(ctx.indices, dy, shape)
+    return scattered_nd(ctx.indices, dy, input_dims(ctx, 0))
 
 
 def _scatter_nd_infer(indices, updates, shape):

@@ -16,13 +16,13 @@ from .dynamic import (
     dynamic_broadcast_to,
     dynamic_reshape,
     input_dims,
-    input_shape,
     input_shape_vector,
     is_valueless,
     known_ints,
     reshape_to_input,
     reshaped,
     runtime_shape,
+    split_sized,
 )
 from .elementwise import _quiet
 from .registry import OpDef, bind, register
@@ -228,21 +228,8 @@ CONCAT = register(OpDef(
 
 
 def _concat_grad(ctx, dy):
-    from .indexing import gather
     axis = ctx.attrs["axis"]
-    sizes = [s[axis] for s in ctx.shapes]
-    if sizes.count(None) == 1:  # the unknown part is what the others leave
-        sizes[sizes.index(None)] = -1
-    if None in sizes:
-        from .creation import range as range_
-        starts, parts = 0, []
-        for i in range(len(sizes)):
-            size = input_shape(ctx, i)[axis] if sizes[i] is None else sizes[i]
-            index = range_(starts, starts + size)
-            parts.append(gather(dy, index, axis=axis))
-            starts = starts + size
-        return parts
-    return split(dy, sizes, axis=axis)
+    return split_sized(dy, [input_dims(ctx, i)[axis] for i in range(len(ctx.shapes))], axis)
 
 
 def _split_sizes(op_name, size_splits, dim):
