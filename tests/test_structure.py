@@ -23,7 +23,7 @@ LAYERS = (
     ("autodiff", "graph"),
     ("backends",),
     ("variable", "tracking", "module", "math", "nn", "linalg", "random", "autograph",
-     "keras", "saved_model", "train", "experimental", "__init__"),
+     "debugging", "keras", "saved_model", "train", "experimental", "__init__"),
 )
 
 def _module_name(path):

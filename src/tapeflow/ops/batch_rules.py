@@ -47,7 +47,8 @@ from .random import (
     RANDOM_UNIFORM_INT,
     TRUNCATED_NORMAL,
 )
-from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM, SUM
+from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM, SUM, reduce_all
+from .checks import ASSERT, CHECK_NUMERICS
 from .searching import LOWER_BOUND, UNIQUE, UNIQUE_WITH_COUNTS, UPPER_BOUND
 from .sorting import TOP_K
 from .registry import bind
@@ -538,10 +539,18 @@ def _einsum(op, inputs, attrs, batch):
     return Batched(bind(op, args, {**attrs, "equation": f"{','.join(terms)}->{label}{out}"}))
 
 
-@batches(MATRIX_INVERSE, MATRIX_DETERMINANT, MATRIX_DIAG, MATRIX_DIAG_PART, TOP_K)
+@batches(MATRIX_INVERSE, MATRIX_DETERMINANT, MATRIX_DIAG, MATRIX_DIAG_PART, TOP_K, CHECK_NUMERICS)
 def _leading_batch(op, inputs, attrs, batch):
     # These ops already treat leading axes as a batch.
     return _out(bind(op, [inputs[0].inner], attrs), op)
+
+
+@batches(ASSERT)
+def _assert_all(op, inputs, attrs, batch):
+    # One check of every example's condition; the stack passes on unchanged.
+    condition = inputs[0]
+    bind(op, [reduce_all(condition.inner)], attrs)
+    return condition
 
 
 @batches(MATRIX_SOLVE, LOWER_BOUND, UPPER_BOUND)

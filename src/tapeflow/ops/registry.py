@@ -72,6 +72,8 @@ class OpDef:
     elementwise: bool = False
     broadcasts: bool = True  # elementwise inputs broadcast (False: TF's *Grad helpers)
     stateful: bool = False  # draws random numbers or touches state: never folded at trace time
+    checks: bool = False  # stateful only in raising on bad values (CheckNumerics, Assert):
+    # kept though its output is unused, yet compiled branches and loops may hold it
     none_dys: bool = False  # the rule takes None for outputs that got no gradient
     smooth: bool = True  # second derivatives are checked where smooth
     domain: tuple = (-2.0, 2.0)  # where the generated gradient tests draw inputs

@@ -22,6 +22,7 @@ from .. import compiler
 from . import (  # noqa: F401 - each lowering module attaches its lowerings to the entries
     cache,
     cache_store,
+    checks,
     control_flow,
     creation,
     elementwise,

@@ -502,11 +502,13 @@ def of_kind(op, entry):
 
 def _effectful_inside(node):
     """Nodes a branch or loop body cannot hold compiled: variable reads and writes, and
-    stateful ops other than random draws (ops/random.py streams) and nested control."""
+    stateful ops other than random draws (ops/random.py streams), checks and nested
+    control."""
     op = node.op
     if of_kind(op, ASSIGN_VARIABLE) or of_kind(op, READ_VARIABLE):
         return True
-    return op.stateful and not (of_kind(op, IF) or of_kind(op, WHILE)) and op.draw is None
+    return (op.stateful and not (of_kind(op, IF) or of_kind(op, WHILE)) and op.draw is None
+            and not op.checks)
 
 
 def _check_node_dtypes(node):

@@ -103,6 +103,7 @@ class CompiledGraph:
 # What a compiled kernel's error codes mean: `raise ValueError(code, value)` in the
 # generated source names one of these, with the node it checks.
 _MESSAGES = {
+    "check": "{detail} (at {where})",
     "shape": "Incompatible shapes at run time in {op} at {where}",
     "negative_power": "Integers to negative integer powers are not allowed",
     "division_by_zero": "Integer division by zero (at {where})",

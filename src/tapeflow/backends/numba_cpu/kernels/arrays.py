@@ -754,3 +754,18 @@ def unique_first(x):
     for r in range(runs):
         values[r] = x[firsts[by_first[r]]]
     return values, index, counts
+
+
+# -- CheckNumerics (ops/checks.py) --------------------------------------------------------------
+
+@_jit
+def nonfinite_kind(flat):
+    """0: all finite; 1: some NaN; 2: some Inf; 3: both."""
+    kind = 0
+    for i in range(flat.size):
+        v = flat[i]
+        if v != v:
+            kind |= 1
+        elif v - v != 0:  # only Inf gives NaN here
+            kind |= 2
+    return kind
