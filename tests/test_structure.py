@@ -18,12 +18,12 @@ PACKAGE = Path(tapeflow.__file__).parent
 # or inside a function alike (an import graph read with ast).
 LAYERS = (
     ("errors", "dtypes", "context", "config", "nest", "source", "tensor", "version",
-     "backend_registry"),
+     "backend_registry", "placement", "device_tensor"),
     ("ops", "printing"),  # printing: tf.print's op
     ("autodiff", "graph"),
     ("backends",),
-    ("variable", "tracking", "module", "math", "nn", "linalg", "random", "autograph",
-     "debugging", "keras", "saved_model", "train", "experimental", "__init__"),
+    ("variable", "device_variable", "tracking", "module", "math", "nn", "linalg", "random", "autograph",
+     "debugging", "framework", "keras", "saved_model", "train", "experimental", "__init__"),
 )
 
 def _module_name(path):

@@ -24,6 +24,14 @@ from .ops.sorting import argsort, sort
 from .ops.rearrange import boolean_mask, meshgrid, repeat, roll, sequence_mask
 from .ops.searching import searchsorted, unique, unique_with_counts
 from .ops.switch import switch_case
+from .debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank
+from .framework import (get_static_value, identity_n, inside_function, is_symbolic_tensor,
+                        shape_n)
+from .ops.checks import ensure_shape
+from .ops.clipping import clip_by_global_norm
+from .ops.elementwise import scalar_mul
+from .ops.rearrange import reverse_sequence, unravel_index
+from .ops.segments import dynamic_partition
 from .ops.reduce import (argmax, argmin, cumsum, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from .ops.shape import (broadcast_to, concat, expand_dims, pad, rank, reshape, reverse, shape,

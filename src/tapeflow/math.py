@@ -12,6 +12,12 @@ from .ops.nonfinite import (  # noqa: F401
 from .ops.sorting import top_k  # noqa: F401
 from .ops.statistics import (  # noqa: F401
     add_n, polyval, reduce_euclidean_norm, reduce_std, reduce_variance)
+from .ops.elementwise import rint, scalar_mul  # noqa: F401
+from .ops.nn import in_top_k, softsign  # noqa: F401
+from .ops.reduce import cumulative_logsumexp  # noqa: F401
+from .ops.segments import unsorted_segment_mean, unsorted_segment_sqrt_n  # noqa: F401
+from .ops.statistics import (  # noqa: F401
+    accumulate_n, is_non_decreasing, is_strictly_increasing, zero_fraction)
 from .ops.trigonometric import (  # noqa: F401
     acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh)
 from .ops.nn import l2_normalize, log_sigmoid, log_softmax, softmax  # noqa: F401

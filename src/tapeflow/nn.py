@@ -3,7 +3,8 @@
 from .ops.elementwise import elu, relu, sigmoid, softplus, tanh  # noqa: F401
 from .ops.nn import (  # noqa: F401
     bias_add, dropout, l2_loss, l2_normalize, leaky_relu, log_softmax, relu6, selu, silu,
-    sigmoid_cross_entropy_with_logits, softmax, softmax_cross_entropy_with_logits,
+    in_top_k, sigmoid_cross_entropy_with_logits, softmax, softmax_cross_entropy_with_logits,
+    softsign,
     sparse_softmax_cross_entropy_with_logits, swish)
 from .ops.sorting import top_k  # noqa: F401
 from .ops.statistics import moments  # noqa: F401

@@ -5,6 +5,7 @@ the values they see are bad, at the call that sees them."""
 
 import numpy as np
 
+from .. import dtypes
 from ..errors import InvalidArgumentError
 from . import rules
 from .registry import OpDef, bind, register
@@ -75,4 +76,39 @@ def assert_at_run_time(condition, message):
     return bind(ASSERT, (rules.as_tensor(condition),), {"message": str(message)})
 
 
-__all__ = ["check_numerics"]
+def ensure_shape(x, shape, name=None):
+    """`x`, checked to have `shape` (None: any size; a None shape: any shape), as
+    tf.ensure_shape: a known mismatch raises now, a dimension known only when a traced
+    function runs is checked then; the result's static shape includes what `shape` says.
+
+    >>> import tapeflow as tf
+    >>> tf.ensure_shape(tf.constant([1.0, 2.0]), [3])
+    Traceback (most recent call last):
+    ...
+    tapeflow.errors.InvalidArgumentError: Shape of tensor input [2] is not compatible with expected shape [3]. [Op:EnsureShape]
+    """
+    from .dynamic import dynamic_reshape
+    from .elementwise import equal
+    from .reduce import reduce_all
+    from .shape import shape as shape_of
+    x = rules.as_tensor(x)
+    if shape is None:
+        return x
+    expected = [None if d is None else int(d) for d in shape]
+    actual = list(x._shape)
+    problem = (f"Shape of tensor input {rules.kernel_dims(actual)} is not compatible with "
+               f"expected shape {rules.kernel_dims(expected)}.")
+    if len(expected) != len(actual) or any(
+            e is not None and a is not None and e != a for e, a in zip(expected, actual)):
+        raise rules.op_error("EnsureShape", problem)
+    unchecked = [i for i, (e, a) in enumerate(zip(expected, actual)) if e is not None and a is None]
+    if not unchecked:
+        return x
+    sizes = shape_of(x, out_type=dtypes.int64)
+    for i in unchecked:
+        assert_at_run_time(reduce_all(equal(sizes[i], expected[i])), problem)
+    merged = [e if a is None else a for e, a in zip(expected, actual)]
+    return dynamic_reshape(x, sizes, hint=merged)
+
+
+__all__ = ["check_numerics", "ensure_shape"]

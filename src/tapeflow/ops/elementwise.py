@@ -567,6 +567,7 @@ sigmoid = unary_api(SIGMOID)
 abs = unary_api(ABS)  # noqa: A001
 sign = unary_api(SIGN)
 round = unary_api(ROUND)  # noqa: A001
+rint = round  # TensorFlow's Round already rounds half to even, as rint
 floor = unary_api(FLOOR)
 ceil = unary_api(CEIL)
 relu = _activation_api(RELU)
@@ -577,6 +578,14 @@ logical_not = unary_api(LOGICAL_NOT)
 
 def identity(input, name=None):  # noqa: A002
     return bind(IDENTITY, (rules.as_tensor(input),))
+
+
+def scalar_mul(scalar, x, name=None):
+    """scalar * x, for a scalar (tf.math.scalar_mul)."""
+    scalar = rules.as_tensor(scalar, getattr(x, "dtype", None))
+    if scalar._shape:
+        raise ValueError(f"Only scalar multiply works, got shape {list(scalar._shape)}")
+    return multiply(scalar, x)
 
 
 def stop_gradient(input, name=None):  # noqa: A002
@@ -742,6 +751,7 @@ def ones_like(x):
 __all__ = [
     "add", "subtract", "multiply", "truediv", "divide", "realdiv", "floordiv", "floormod",
     "pow", "maximum", "minimum", "squared_difference", "xlogy", "identity", "stop_gradient", "cast",
+    "rint", "scalar_mul",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
     "logical_or", "tensor_equals", "tensor_not_equals", "where", "clip_by_value", "floor_div",
     "mod", "negative", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "erf", "erfc", "log", "log1p",

@@ -503,6 +503,34 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     return multiply(x, rsqrt(maximum(square_sum, epsilon)))
 
 
+def softsign(features, name=None):
+    """features / (1 + |features|), as tf.nn.softsign."""
+    from .elementwise import abs as _abs
+    features = rules.as_tensor(features)
+    return features / (1.0 + _abs(features))
+
+
+def in_top_k(targets, predictions, k, name=None):
+    """Whether each row's target class is among its k largest predictions (tf.math.in_top_k;
+    tied values straddling the k-th place all count as in it, a non-finite target's
+    prediction never does).
+
+    >>> import tapeflow as tf
+    >>> scores = tf.constant([[0.5, 0.5, 0.1], [0.3, 0.3, 0.4]])
+    >>> tf.math.in_top_k(tf.constant([0, 1]), scores, 1).numpy()
+    array([ True, False])
+    """
+    from .elementwise import greater, less, logical_and
+    from .indexing import gather
+    from .nonfinite import is_finite
+    targets, predictions = rules.as_tensor(targets), rules.as_tensor(predictions)
+    target_values = gather(predictions, targets, axis=1, batch_dims=1)
+    above = _reduce_sum(cast(greater(predictions, _expand_dims(target_values, 1)),
+                             dtypes.int32), 1)
+    return logical_and(is_finite(target_values),
+                       less(above, rules.int_scalar(k, "InTopKV2", "k")))
+
+
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
     """Zeroes each element with probability `rate` and scales the rest by 1 / (1 - rate),
     as `tf.nn.dropout`; elements share a draw along the axes where `noise_shape` is 1.
@@ -528,6 +556,7 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
 __all__ = [
     "bias_add",
     "dropout",
+    "in_top_k",
     "l2_loss",
     "l2_normalize",
     "leaky_relu",
@@ -538,6 +567,7 @@ __all__ = [
     "sigmoid_cross_entropy_with_logits",
     "silu",
     "softmax",
+    "softsign",
     "softmax_cross_entropy_with_logits",
     "sparse_softmax_cross_entropy_with_logits",
     "swish",

@@ -6,13 +6,14 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import InvalidArgumentError
-from ..tensor import _Operators
+from ..tensor import Symbolic, _Operators
 from . import rules
 from .creation import ones, range as _range
-from .elementwise import cast, floormod, less, multiply, subtract
+from .elementwise import (cast, floordiv, floormod, less, multiply, subtract, where,
+                          zeros_like)
 from .indexing import gather, where_indices
 from .reduce import reduce_max
-from .shape import expand_dims, reshape, shape as _shape, squeeze
+from .shape import expand_dims, reshape, shape as _shape, squeeze, stack, transpose
 
 
 def _static_ints(value, what):
@@ -166,4 +167,58 @@ def boolean_mask(tensor, mask, axis=None, name=None):
     return gather(x, squeeze(where_indices(mask), axis=[1]), axis=axis)
 
 
-__all__ = ["roll", "repeat", "meshgrid", "sequence_mask", "boolean_mask"]
+def unravel_index(indices, dims, name=None):
+    """The coordinates, in an array of shape `dims`, of flat `indices` (tf.unravel_index):
+    one row per dimension.
+
+    >>> import tapeflow as tf
+    >>> tf.unravel_index([5, 7], [3, 4]).numpy()
+    array([[1, 1],
+           [1, 3]], dtype=int32)
+    """
+    indices, dims = rules.as_tensors(indices, dims)
+    sizes = _static_ints(dims, "dims")
+    total = int(np.prod(sizes))
+    if not isinstance(indices, Symbolic):
+        values = np.asarray(indices.numpy())
+        if values.size and (values.min() < 0 or values.max() >= total):
+            raise InvalidArgumentError("index is out of bound as with dims [Op:UnravelIndex]",
+                                       op="UnravelIndex")
+    rows, rest = [], indices
+    for size in reversed(sizes):
+        rows.append(floormod(rest, size))
+        rest = floordiv(rest, size)
+    return stack(rows[::-1])
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None):
+    """Each batch entry's first seq_lengths[b] elements along `seq_axis` reversed, the rest
+    left in place (tf.reverse_sequence).
+
+    >>> import tapeflow as tf
+    >>> x = tf.reshape(tf.range(8), [2, 4])
+    >>> tf.reverse_sequence(x, [2, 4], seq_axis=1, batch_axis=0).numpy()
+    array([[1, 0, 2, 3],
+           [7, 6, 5, 4]], dtype=int32)
+    """
+    x, lengths = rules.as_tensor(input), rules.as_tensor(seq_lengths)
+    rank = len(x._shape)
+    seq_axis = rules.int_scalar(seq_axis, "ReverseSequence") % rank
+    batch_axis = rules.int_scalar(0 if batch_axis is None else batch_axis,
+                                  "ReverseSequence") % rank
+    if seq_axis == batch_axis:
+        raise rules.op_error("ReverseSequence", f"seq_dim must not equal batch_dim: {seq_axis}")
+    # batch first, sequence second: gather each entry's positions along its sequence
+    perm = [batch_axis, seq_axis] + [a for a in range(rank) if a not in (batch_axis, seq_axis)]
+    moved = transpose(x, perm)
+    length = cast(lengths, dtypes.int64)
+    positions = _range(_shape(moved, out_type=dtypes.int64)[1], dtype=dtypes.int64)
+    inside = less(expand_dims(positions, 0), expand_dims(length, 1))
+    source = where(inside, expand_dims(length, 1) - 1 - expand_dims(positions, 0),
+                   expand_dims(positions, 0) + zeros_like(expand_dims(length, 1)))
+    gathered = gather(moved, source, axis=1, batch_dims=1)
+    return transpose(gathered, list(np.argsort(perm)))
+
+
+__all__ = ["roll", "repeat", "meshgrid", "sequence_mask", "boolean_mask", "unravel_index",
+           "reverse_sequence"]

@@ -418,10 +418,27 @@ def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
     return _scan(CUMPROD, x, axis, exclusive, reverse)
 
 
+def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
+    """log(cumsum(exp(x))) along `axis`, computed stably (tf.math.cumulative_logsumexp);
+    an exclusive scan starts at -inf.
+
+    >>> import tapeflow as tf
+    >>> tf.math.cumulative_logsumexp(tf.constant([0.0, 0.0])).numpy()
+    array([0.       , 0.6931472], dtype=float32)
+    """
+    x = rules.as_tensor(x)
+    if not x.dtype.is_floating:
+        rules.check_dtype_in("CumulativeLogsumexp", x, rules.is_float, "float types")
+    raw_max = reduce_max(x, axis=axis, keepdims=True)
+    shift = stop_gradient(where(less(_abs(raw_max), float("inf")), raw_max, zeros_like(raw_max)))
+    return log(cumsum(exp(x - shift), axis=axis, exclusive=exclusive, reverse=reverse)) + shift
+
+
 __all__ = [
     "argmax",
     "argmin",
     "count_nonzero",
+    "cumulative_logsumexp",
     "cumprod",
     "cumsum",
     "reduce_all",

@@ -4,10 +4,10 @@ tf.nn.moments."""
 
 from .. import dtypes
 from . import rules
-from .elementwise import (add, cast, multiply, sqrt, square, squared_difference, stop_gradient,
-                          subtract, zeros_like)
-from .reduce import reduce_mean, reduce_sum
-from .shape import squeeze
+from .elementwise import (add, cast, equal, greater, greater_equal, multiply, sqrt, square,
+                          squared_difference, stop_gradient, subtract, zeros_like)
+from .reduce import reduce_all, reduce_mean, reduce_sum
+from .shape import reshape, squeeze
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
@@ -115,5 +115,32 @@ def polyval(coeffs, x, name=None):
     return value
 
 
+accumulate_n = add_n  # TensorFlow's other name for it
+
+
+def zero_fraction(value, name=None):
+    """The fraction of `value`'s elements that are 0, as float32 (tf.math.zero_fraction)."""
+    value = rules.as_tensor(value)
+    return reduce_mean(cast(equal(value, zeros_like(value)), dtypes.float32))
+
+
+def _monotone(x, compare):
+    flat = reshape(rules.as_tensor(x), [-1])
+    if flat.dtype.is_bool:
+        raise TypeError(f"Expected x to be numeric, got {flat.dtype!r}")
+    return reduce_all(compare(flat[1:], flat[:-1]))
+
+
+def is_non_decreasing(x, name=None):
+    """Whether x, in row-major order, never decreases (True when it has < 2 elements)."""
+    return _monotone(x, greater_equal)
+
+
+def is_strictly_increasing(x, name=None):
+    """Whether x, in row-major order, always increases (True when it has < 2 elements)."""
+    return _monotone(x, greater)
+
+
 __all__ = ["reduce_variance", "reduce_std", "reduce_euclidean_norm", "moments", "add_n",
-           "polyval"]
+           "accumulate_n", "polyval", "zero_fraction", "is_non_decreasing",
+           "is_strictly_increasing"]
