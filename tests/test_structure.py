@@ -18,11 +18,12 @@ PACKAGE = Path(tapeflow.__file__).parent
 # or inside a function alike (an import graph read with ast).
 LAYERS = (
     ("errors", "dtypes", "context", "config", "nest", "source", "tensor", "version",
-     "backend_registry", "placement", "device_tensor"),
+     "backend_registry", "placement", "device_tensor",
+     "device_variable"),
     ("ops", "printing"),  # printing: tf.print's op
     ("autodiff", "graph"),
     ("backends",),
-    ("variable", "device_variable", "tracking", "module", "math", "nn", "linalg", "random", "autograph",
+    ("variable", "tracking", "module", "math", "nn", "linalg", "random", "autograph",
      "debugging", "framework", "keras", "saved_model", "train", "experimental", "__init__"),
 )
 

@@ -44,7 +44,9 @@ from .printing import print_ as print  # noqa: A004
 from .tensor import Tensor, TensorShape, constant, convert_to_tensor, is_tensor
 from .variable import Variable
 from .version import __version__
+from .placement import DeviceSpec, device
 from .backends import numba_cpu as _numba_cpu  # noqa: F401 - registers the CPU backend
+from .backends import numba_cuda as _numba_cuda  # noqa: F401 - registers the GPU backend
 
 newaxis = None
 

@@ -3,6 +3,12 @@
 import os
 from pathlib import Path
 
+# tf.config's devices and placement settings live in placement.py, where the eager hot
+# path reads them.
+from .placement import (LogicalDevice, PhysicalDevice, get_soft_device_placement,  # noqa: F401
+                        get_visible_devices, list_logical_devices, list_physical_devices,
+                        set_soft_device_placement, set_visible_devices)
+
 
 def _default_cache_dir():
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
@@ -50,54 +56,13 @@ def clear_cache():
 
 # -- tf.config ------------------------------------------------------------------------
 
-class PhysicalDevice:
-    """A device tapeflow can run on, printed as TensorFlow prints it."""
-
-    __slots__ = ("name", "device_type")
-
-    def __init__(self, name, device_type):
-        self.name = name
-        self.device_type = device_type
-
-    def __repr__(self):
-        return f"PhysicalDevice(name='{self.name}', device_type='{self.device_type}')"
-
-    def __eq__(self, other):
-        return isinstance(other, PhysicalDevice) and (self.name, self.device_type) == (
-            other.name, other.device_type)
-
-    def __hash__(self):
-        return hash((self.name, self.device_type))
-
-
-def _cuda_gpu_count():
-    """How many CUDA GPUs numba-cuda sees; 0 without numba-cuda or a driver."""
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
-        return 0
-    try:
-        from numba import cuda
-    except Exception:
-        return 0
-    try:
-        return len(cuda.gpus) if cuda.is_available() else 0
-    except Exception:
-        return 0
-
-
-def list_physical_devices(device_type=None):
-    """The CPU, plus each NVIDIA GPU that numba-cuda can use."""
-    devices = [PhysicalDevice("/physical_device:CPU:0", "CPU")]
-    devices += [PhysicalDevice(f"/physical_device:GPU:{i}", "GPU")
-                for i in range(_cuda_gpu_count())]
-    if device_type is None:
-        return devices
-    return [d for d in devices if d.device_type == str(device_type).upper()]
-
-
 class experimental:  # noqa: N801 - TensorFlow's namespace name
     """`tf.config.experimental`."""
 
     list_physical_devices = staticmethod(list_physical_devices)
+    list_logical_devices = staticmethod(list_logical_devices)
+    get_visible_devices = staticmethod(get_visible_devices)
+    set_visible_devices = staticmethod(set_visible_devices)
 
 
 def run_functions_eagerly(run_eagerly):

@@ -15,6 +15,7 @@ from .ops.checks import assert_at_run_time, check_numerics  # noqa: F401
 from .ops.elementwise import (abs, equal, greater, greater_equal, less, less_equal, not_equal,
                               zeros_like)
 from .ops.reduce import reduce_all
+from .placement import set_log_device_placement  # noqa: F401 - tf.debugging's name
 from .tensor import Symbolic, _Operators
 
 

@@ -5,7 +5,7 @@ import types
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, placement
 from .source import user_location
 
 _next_id = itertools.count(1).__next__
@@ -635,10 +635,15 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if dtype is not None and type(dtype) is not dtypes.DType:
         dtype = dtypes.as_dtype(dtype)
     if isinstance(value, (np.ndarray, np.generic)):
-        return _from_numpy(value, dtype)
+        return _placed(_from_numpy(value, dtype))
     if _contains_tensor(value):
         return _ops.stack([convert_to_tensor(v, dtype, dtype_hint) for v in value])
-    return _from_python(value, dtype, dtype_hint)
+    return _placed(_from_python(value, dtype, dtype_hint))
+
+
+def _placed(t):
+    """A new tensor from host data, copied to the device it is placed on (placement.py)."""
+    return placement.place_new(t) if placement.active else t
 
 
 def scalar_operand(value, dtype):
@@ -676,14 +681,14 @@ def constant(value, dtype=None, shape=None, name="Const"):
     shape = tuple(int(d) for d in shape)
     arr = np.asarray(t._value)
     if arr.size == 1:
-        return wrap(np.full(shape, arr.reshape(()), dtype=arr.dtype))
+        return _placed(wrap(np.full(shape, arr.reshape(()), dtype=arr.dtype)))
     if arr.size != int(np.prod(shape, dtype=np.int64)):
         raise TypeError(
             f"Eager execution of tf.constant with unsupported shape. Tensor {t!r} "
             f"(converted from {value!r}) has {arr.size} elements, but got `shape` "
             f"{TensorShape(shape)} with {int(np.prod(shape))} elements)."
         )
-    return wrap(arr.reshape(shape))
+    return _placed(wrap(arr.reshape(shape)))
 
 
 # tapeflow.ops, whose public ops the operators call. The ops are a layer above Tensor

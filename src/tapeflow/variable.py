@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from . import context
+from . import context, device_variable, placement
 from . import ops as _ops
 from .errors import InvalidArgumentError
 from .ops.rules import kernel_dims
@@ -21,6 +21,11 @@ class Variable(_Operators):
     """
 
     __slots__ = ("_value", "_id", "dtype", "_shape", "trainable", "_name", "__weakref__")
+
+    def __new__(cls, *args, **kwargs):
+        if placement.active and cls is not _UnreadVariable:  # on a GPU: its device variant
+            cls = device_variable.placed_class(cls)
+        return super().__new__(cls)
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None,
                  **kwargs):
@@ -96,12 +101,7 @@ class Variable(_Operators):
             from .graph.variables import traced_read
             t = traced_read(graph, self)
         else:
-            t = Tensor.__new__(Tensor)
-            t._value = self._value
-            t._shape = self._shape
-            t.dtype = self.dtype
-            t._var = self
-            t._id = _next_id()
+            t = self._snapshot()
         if watchers:  # custom_gradient's body: its reads are the variable itself
             t._id = self._id
         elif watching:
@@ -113,6 +113,17 @@ class Variable(_Operators):
         return t
 
     value = read_value
+
+    def _snapshot(self):
+        """An eager read: a Tensor sharing the stored value (values are replaced, never
+        written in place)."""
+        t = Tensor.__new__(Tensor)
+        t._value = self._value
+        t._shape = self._shape
+        t.dtype = self.dtype
+        t._var = self
+        t._id = _next_id()
+        return t
 
     def _read_as_itself(self):
         """A read that is the variable to every tape: a gradient's target, say."""

@@ -7,7 +7,7 @@ from typing import Callable
 
 import numpy as np
 
-from .. import context
+from .. import context, placement
 from ..errors import InvalidArgumentError, OpError
 from ..tensor import wrap
 
@@ -262,12 +262,22 @@ def bind(op, inputs, attrs=_NO_ATTRS):
     rule."""
     interpreter = context.interpreter.get()
     if interpreter is None:  # eager: the hot path, without a method call
-        return run_eagerly(op, inputs, attrs)
+        if placement.active:  # a GPU may be visible: the op runs where it is placed
+            return placement.run_placed(op, inputs, attrs, run_on_host)
+        return run_on_host(op, inputs, attrs)
     return interpreter.process(op, inputs, attrs)
 
 
 def run_eagerly(op, inputs, attrs=_NO_ATTRS):
-    """The eager interpreter's work: infer (checks), the NumPy kernel, tape records."""
+    """The eager interpreter's work: the op runs where placement.py places it; on the
+    CPU by run_on_host."""
+    if placement.active:
+        return placement.run_placed(op, inputs, attrs, run_on_host)
+    return run_on_host(op, inputs, attrs)
+
+
+def run_on_host(op, inputs, attrs=_NO_ATTRS):
+    """An op on the CPU: infer (checks), the NumPy kernel, tape records."""
     if attrs:
         op.infer(*inputs, **attrs)
     else:  # the common case, without building keyword dicts

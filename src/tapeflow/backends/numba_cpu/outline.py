@@ -1,0 +1,282 @@
+"""Repeated code compiled once: a run of identical node groups in a kernel (a Python loop
+unrolled at trace time makes one per step) becomes one function that the kernel calls.
+
+The kernel's body is cut into blocks, one per node or fused group (each starts where the
+generator writes the node's site into `W`). Two runs of blocks are the same when their
+text is, up to the names of the kernel's variables, the sites and error codes they
+number, and the indices into the shape-like ints `I` they read: those become the
+function's arguments (`site_base`, `code_base`, `int_0`, ...), so that the function's
+text is one for all of them. Consecutive repeats of a run are found first (the steps of
+an unrolled loop), then single blocks repeated anywhere.
+
+Numba compiles each function once, for all of its calls, and LLVM optimizes it once:
+without this, an unrolled loop's T copies of the same loops were each lowered and
+optimized, and the compile grew faster than T. A function is not inlined back into the
+kernel (LLVM's inliner weighs it against each call site's cost; see
+docs/performance.md for the measurement).
+"""
+
+import re
+
+from . import names, rolling
+
+# A store of the running node's site, a check's error code, an index into the ints.
+_SITE = re.compile(r"^(\s*W\[0\] = )(\d+)$")
+_CODE = re.compile(r"\braise (\w+)\((\d+)")
+_INT = re.compile(r"\bI\[(\d+)\]")
+# The names a generated line binds: `a = ...`, `a, b = ...`, `a += ...`, `for i in ...`.
+_STORED = re.compile(r"^\s*(?:for\s+)?(\w+(?:\s*,\s*\w+)*)\s*,?\s*"
+                     r"(?:in\b|(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=))")
+_BASES = ("site_base", "code_base")
+# The longest run of blocks looked for (an unrolled step of a few dozen nodes).
+MAX_RUN = 48
+# What is worth a function: at least this many lines of code in one occurrence.
+MIN_LINES = 4
+
+
+class _Block:
+    """The lines of one node or group at the kernel's top level, and the names they bind
+    and mention (a superset of those they read: the generator's names never collide with
+    attributes or globals, and a wider set only keeps more values alive)."""
+
+    __slots__ = ("code_lines", "key", "lines", "loaded", "stored")
+
+    def __init__(self, lines):
+        self.lines = lines
+        self.code_lines = [line for line in lines if line.strip()
+                           and not line.lstrip().startswith("#")]
+        self.loaded, self.stored = set(), set()
+        for line in self.code_lines:
+            self.loaded.update(names.IDENTIFIER.findall(line))
+            if (m := _STORED.match(line)) is not None:
+                self.stored.update(name.strip() for name in m.group(1).split(","))
+        self.key = None
+
+
+class Outlined:
+    """A function made of repeated code: its name, its text (as the kernel's lines are,
+    with the generator's names, so names.shown_lines shows it readably) and its calls."""
+
+    def __init__(self, name, lines):
+        self.name = name
+        self.lines = lines
+        self.calls = 0
+
+
+def outline(body, parameters, readable, prefix="repeated"):
+    """(new kernel body lines, [Outlined]) for the kernel body `body` (its lines, at one
+    level of indentation) whose parameters are named `parameters`; `readable` (names.py)
+    gets the names of the variables of rolled loops (rolling.py).
+
+    Lines before the first site store (the prologue) and the final return stay as they
+    are; so does everything when nothing repeats."""
+    start, blocks, end = _blocks(body)
+    if len(blocks) < 2:
+        return body, []
+    kernel_names = set(parameters)
+    for block in blocks:
+        kernel_names |= block.stored
+    for block in blocks:
+        block.key = _Shape(block.lines, kernel_names).key
+    # Where each name is first defined (-1: before the first block) and last read
+    # (len(blocks): by the final lines).
+    defined_at = dict.fromkeys(set(parameters) | _Block(start).stored, -1)
+    last_read = {}
+    for index, block in enumerate(blocks):
+        for name in block.stored:
+            defined_at.setdefault(name, index)
+        for name in block.loaded:
+            last_read[name] = index
+    for name in _Block(end).loaded:
+        last_read[name] = len(blocks)
+
+    functions = []
+    by_key = {}
+    items = [start]
+    runs = _runs([b.key for b in blocks])
+    singles = _repeated_singles(blocks, runs)
+    i = 0
+    while i < len(blocks):
+        run = runs.get(i) or ((i, 1, 1) if i in singles else None)
+        if run is None or sum(len(b.code_lines) for b in blocks[i:i + run[1]]) < MIN_LINES:
+            length, count = (1, 1) if run is None else run[1:]
+            items += [b.lines for b in blocks[i:i + length * count]]
+            i += length * count
+            continue
+        _, length, count = run
+        shapes = [_Shape([line for b in blocks[i + k * length:i + (k + 1) * length]
+                          for line in b.lines], kernel_names) for k in range(count)]
+        outputs = {}  # shape key -> positions (in shape.order) read after some repeat
+        for k, shape in enumerate(shapes):
+            after = i + (k + 1) * length
+            outputs.setdefault(shape.key, set()).update(
+                p for p, name in enumerate(shape.order)
+                if name in shape.stored and last_read.get(name, -1) >= after)
+        for k, shape in enumerate(shapes):
+            first = i + k * length
+
+            def before(name, first=first):
+                return defined_at.get(name, first) < first
+            wanted = outputs[shape.key]
+            function = by_key.get((shape.key, frozenset(wanted)))
+            if function is None:
+                function = _function(f"{prefix}_{len(functions)}", shape, wanted, before)
+                by_key[(shape.key, frozenset(wanted))] = function
+                functions.append(function)
+            items.append(_call(function, shape, wanted, before))
+            function.calls += 1
+        i += length * count
+    items.append(end)
+    return rolling.roll(items, readable), functions
+
+
+def _blocks(body):
+    """(prologue lines, [_Block], final lines): blocks start at a top-level site store,
+    with the comments just above it."""
+    statements = []  # each: the lines of one top-level statement
+    for line in body:
+        if statements and (line.startswith("     ") or not line.strip()
+                           or line.lstrip().startswith(("else:", "elif ", "except", "finally:"))):
+            statements[-1].append(line)
+        else:
+            statements.append([line])
+    starts = [k for k, st in enumerate(statements) if _SITE.match(st[0])
+              and st[0].startswith("    W")]
+    end_at = len(statements)
+    if statements and statements[-1][0].lstrip().startswith("return"):
+        end_at -= 1
+    starts = [k for k in starts if k < end_at]
+    if not starts:
+        return body, [], []
+    begins = []
+    for k in starts:
+        while k and statements[k - 1][0].lstrip().startswith("#") and (
+                not begins or k - 1 > begins[-1]):
+            k -= 1
+        begins.append(k)
+    blocks = []
+    for a, b in zip(begins, begins[1:] + [end_at]):
+        lines = [line for st in statements[a:b] for line in st]
+        if any(_unmovable(line) for line in lines):
+            return body, [], []
+        blocks.append(_Block(lines))
+    start = [line for st in statements[:begins[0]] for line in st]
+    end = [line for st in statements[end_at:] for line in st]
+    return start, blocks, end
+
+
+def _unmovable(line):
+    word = line.split(None, 1)[0] if line.strip() else ""
+    return word in ("return", "yield", "global", "nonlocal")
+
+
+class _Shape:
+    """A run of lines less what differs between repeats: `key` is its text with the
+    kernel's variables renamed by order of first use and the site and error-code
+    literals made relative; `order` lists the variables in that order, `ints` the
+    indices into I it reads, `bases` the first site and code."""
+
+    def __init__(self, lines, kernel_names):
+        self.lines = lines
+        sites = [int(m.group(2)) for line in lines if (m := _SITE.match(line))]
+        codes = [int(c) for line in lines for _, c in _CODE.findall(line)]
+        self.bases = (min(sites) if sites else None, min(codes) if codes else None)
+        self.ints = []
+        self.relative = []
+        for line in lines:
+            if line.lstrip().startswith("#"):
+                self.relative.append(line)
+                continue
+            self.relative.append(self._relative(line))
+        self.order = []
+        seen = {}
+
+        def rename(match):
+            name = match.group()
+            if name not in kernel_names:
+                return name
+            if name not in seen:
+                seen[name] = f"v{len(seen)}"
+                self.order.append(name)
+            return seen[name]
+        code = [line for line in self.relative if not line.lstrip().startswith("#")]
+        self.key = "\n".join(names.IDENTIFIER.sub(rename, line) for line in code)
+        self.stored = _Block(code).stored
+
+    def _relative(self, line):
+        site, code = self.bases
+        if "W[0]" in line and (m := _SITE.match(line)) is not None:
+            return f"{m.group(1)}site_base + {int(m.group(2)) - site}"
+        if "raise" in line:
+            line = _CODE.sub(
+                lambda m: f"raise {m.group(1)}(code_base + {int(m.group(2)) - code}", line)
+        if "I[" not in line:
+            return line
+
+        def index(m):
+            k = int(m.group(1))
+            if k not in self.ints:
+                self.ints.append(k)
+            return f"int_{self.ints.index(k)}"
+        return _INT.sub(index, line)
+
+
+def _arguments(shape, before):
+    """The variables a run reads that the kernel defined before it, in order of use."""
+    return [name for name in shape.order if before(name)]
+
+
+def _function(name, shape, outputs, before):
+    params = _arguments(shape, before)
+    params += [base for base, at in zip(_BASES, shape.bases) if at is not None]
+    params += [f"int_{k}" for k in range(len(shape.ints))]
+    results = [shape.order[p] for p in sorted(outputs)]
+    lines = [f"def {name}({', '.join(params)}):"] + shape.relative
+    if results:
+        lines.append(f"    return {', '.join(results)}{',' if len(results) == 1 else ''}")
+    return Outlined(name, lines)
+
+
+def _call(function, shape, outputs, before):
+    """The call that runs one occurrence, with the source comments shown above it."""
+    args = _arguments(shape, before)
+    # np.int64, not a literal: Numba would compile the function once per literal value.
+    args += [f"np.int64({at})" for at in shape.bases if at is not None]
+    args += [f"I[{k}]" for k in shape.ints]
+    results = [shape.order[p] for p in sorted(outputs)]
+    comments = list(dict.fromkeys(line for line in shape.lines if names.is_source_comment(line)))
+    return rolling.Call(function, args, results, comments)
+
+
+def _repeated_singles(blocks, runs):
+    """The blocks outside `runs` whose code another such block repeats."""
+    covered = {i + k for i, length, count in runs.values() for k in range(length * count)}
+    seen = {}
+    for i, block in enumerate(blocks):
+        if i not in covered:
+            seen.setdefault(block.key, []).append(i)
+    return {i for group in seen.values() if len(group) > 1 for i in group}
+
+
+def _runs(keys):
+    """{first block: (first block, blocks per repeat, repeats)} for the consecutive
+    repeats found left to right, each covering as many blocks as it can."""
+    runs = {}
+    i = 0
+    n = len(keys)
+    while i < n:
+        best = None
+        for length in range(1, min(MAX_RUN, (n - i) // 2) + 1):
+            if keys[i:i + length] != keys[i + length:i + 2 * length]:
+                continue
+            count = 2
+            while keys[i:i + length] == keys[i + count * length:i + (count + 1) * length]:
+                count += 1
+            if best is None or length * count > best[1] * best[2]:
+                best = (i, length, count)
+        if best is None:
+            i += 1
+            continue
+        runs[i] = best
+        i += best[1] * best[2]
+    return runs

@@ -1,0 +1,65 @@
+"""The numba.cuda backend: eager ops placed on an NVIDIA GPU (placement.py decides
+where an op runs) run as @cuda.jit kernels generated from the op table — elementwise
+entries from their `emit` templates, reductions from their `reduction` flag — on
+tensors that stay in device memory (device_tensor.py). Ops without a lowering here run
+on the CPU (soft placement). tf.function graphs are not compiled for the GPU yet: they
+run on the CPU backend, reading GPU inputs through the host.
+
+Registering loads nothing: numba-cuda is imported when the first GPU is counted or the
+first kernel is generated.
+"""
+
+from ... import backend_registry, context
+from ...ops.registry import record
+from .. import compiler
+from . import device, elementwise, kernels, reduce, shape
+
+BACKEND = "numba_cuda"
+lowers = compiler.lowering_registrar(BACKEND)
+for _module in (elementwise, reduce, shape):
+    _module.attach(lowers)
+
+
+class NumbaCUDA(compiler.Backend):
+    name = BACKEND
+    device_type = "GPU"
+
+    def compile(self, graph):
+        raise compiler.Unsupported(
+            "tf.function graphs are not compiled for the GPU yet: they run on the CPU "
+            "backend")
+
+    def clear_cache(self):
+        kernels.clear()  # kernels live in memory only
+
+    def lowering(self, op):
+        found = op.lowerings.get(self.name)
+        if found is None and op.elementwise and op.emit is not None:
+            return elementwise.DEFAULT
+        return found
+
+    @staticmethod
+    def device_count():
+        return device.device_count()
+
+    @staticmethod
+    def upload(tensor, index):
+        return device.upload(tensor, index)
+
+    def run(self, op, inputs, attrs, index):
+        """The op's outputs computed on GPU `index`, or None when this backend has no
+        kernel for it (or for its dtypes): the op then runs on the CPU. Shape and dtype
+        errors are raised first, as on the CPU."""
+        lowering = self.lowering(op)
+        if lowering is None or op.n_out != 1:
+            return None
+        shape, dtype = op.infer(*inputs, **attrs)
+        out = lowering.run(op, inputs, attrs, shape, dtype, index)
+        if out is not None and op.differentiable:
+            tapes = context.recording_tapes.get()
+            if tapes:
+                record(op, attrs, inputs, (out,), tapes)
+        return out
+
+
+backend_registry.register(NumbaCUDA())

@@ -1,0 +1,154 @@
+"""The device functions that elementwise templates name once expanded (`exp_f({0})` ->
+exp_f32 or exp_f64; `max` -> maximum; `round_f` -> rint), on libdevice through `math.*`: one per helper and float dtype, each returning
+its dtype, so float32 stays float32 and the simulator keeps NumPy's float semantics (a
+Python float would raise on x / 0 there). `inline="always"` lets them compile for a
+real target without a device present; fastmath stays off (in numba-cuda any truthy
+value turns on flush-to-zero and approximate division, sqrt and tanh).
+
+Under numba-cuda's simulator the device functions are plain Python, where math.*
+raises on a domain error (log(0), sqrt(-1), exp(1000)); there the helpers call NumPy's
+ufuncs on scalars instead, which return inf and NaN as the device does (and which would
+not compile for a real target).
+
+Imported only when a kernel is first generated: it loads numba-cuda.
+"""
+
+import math
+import types
+
+import numpy as np
+
+from .device import cuda, simulated
+
+_device = cuda().jit(device=True, inline="always")
+
+# 2**52: every float64 at or above it is an integer already (float32 values are
+# widened to float64 exactly before rounding).
+_INTEGRAL = 4503599627370496.0
+
+
+_UNARY_NAMES = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "erf", "erfc",
+                "exp", "expm1", "log", "log1p", "sin", "sinh", "sqrt", "tan", "tanh")
+_NAMES = _UNARY_NAMES + ("atan2", "pow", "isfinite", "isinf")
+# NumPy spells three of them differently; erf and erfc it lacks (math's never raise).
+_NUMPY_NAMES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
+                "atan": "arctan", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
+
+
+def _library():
+    if not simulated():
+        return {name: getattr(math, name) for name in _NAMES}
+    return {name: getattr(math, name) if name in ("erf", "erfc")
+            else getattr(np, _NUMPY_NAMES.get(name, name)) for name in _NAMES}
+
+
+_LIB = _library()
+_exp, _log1p = _LIB["exp"], _LIB["log1p"]
+
+
+def _floor(x):
+    if not abs(x) < _INTEGRAL:  # integral, inf or NaN: itself
+        return x
+    return float(math.floor(x))
+
+
+def _ceil(x):
+    if not abs(x) < _INTEGRAL:
+        return x
+    return float(math.ceil(x))
+
+
+def _rint(x):
+    """Rounds half to even, as np.round and TensorFlow's Round."""
+    if not abs(x) < _INTEGRAL:
+        return x
+    r = float(math.floor(x + 0.5))
+    if r - x == 0.5 and r - 2.0 * float(math.floor(r * 0.5)) != 0.0:
+        r -= 1.0
+    return r
+
+
+def _softplus_tail(x, t):
+    """softplus(x) given t = exp(-|x|), the form the template expansion calls."""
+    return max(x, 0.0) + _log1p(t)
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + _exp(-x))
+
+
+def _softplus(x):
+    """NumPy's logaddexp(0, x): max(x, 0) + log1p(exp(-|x|))."""
+    return max(x, 0.0) + _log1p(_exp(-abs(x)))
+
+
+# Template helper name -> the function of one float argument it computes.
+UNARY = {**{name: _LIB[name] for name in _UNARY_NAMES}, "sigmoid": _sigmoid,
+         "softplus": _softplus}
+BINARY = {"atan2": _LIB["atan2"], "pow": _LIB["pow"], "softplus_tail": _softplus_tail}
+PREDICATES = {"isfinite": _LIB["isfinite"], "isinf": _LIB["isinf"]}
+
+_FLOATS = {"f32": np.float32, "f64": np.float64}
+
+
+def _typed_unary(fn, kind):
+    def helper(x):
+        return kind(fn(x))
+    return helper
+
+
+def _typed_binary(fn, kind):
+    def helper(x, y):
+        return kind(fn(x, y))
+    return helper
+
+
+def _predicate(fn):
+    def helper(x):
+        return fn(x)
+    return helper
+
+
+def _callable_on_device(fn):
+    """math.* (and NumPy's ufuncs) are; tapeflow's own become device functions."""
+    return _device(fn) if isinstance(fn, types.FunctionType) else fn
+
+
+def _helpers():
+    found = {}
+    for suffix, kind in _FLOATS.items():
+        for name, fn in UNARY.items():
+            found[f"{name}_{suffix}"] = _device(_typed_unary(_callable_on_device(fn), kind))
+        for name, fn in BINARY.items():
+            found[f"{name}_{suffix}"] = _device(_typed_binary(_callable_on_device(fn), kind))
+        for name, fn in PREDICATES.items():
+            found[f"{name}_{suffix}"] = _device(_predicate(fn))
+    return found
+
+
+@_device
+def maximum(x, y):
+    """NumPy's maximum: NaN if either is NaN."""
+    return x if x > y or x != x else y
+
+
+@_device
+def minimum(x, y):
+    return x if x < y or x != x else y
+
+
+@_device
+def ipow(x, y):
+    """An integer to a non-negative integer power, by squaring (wrapping as TensorFlow's)."""
+    result = x - x + 1
+    while y > 0:
+        if y & 1:
+            result *= x
+        x *= x
+        y >>= 1
+    return result
+
+
+# Rounding to integers in the float's own type (the expansion's rint, floor, ceil).
+HELPERS = {**_helpers(), "maximum": maximum, "minimum": minimum, "ipow": ipow,
+           "rint": _device(_rint), "floor": _device(_floor), "ceil": _device(_ceil)}

@@ -1,0 +1,142 @@
+"""Elementwise ops on the device: every `elementwise` entry by its `emit` template (no
+per-op code), Cast, Pow and the integer divisions by their own element expressions, and
+the entries that copy their input broadcast to their output (BroadcastTo) or fill it
+(ZerosLike, OnesLike). One "map" kernel (kernels.py) per op, dtypes, rank and the way
+each input is broadcast."""
+
+import math
+import re
+
+import numpy as np
+
+from ...device_tensor import host_array, on_device
+from ...ops.creation import ONES_LIKE, ZEROS_LIKE
+from ...ops.elementwise import CAST, FLOOR_DIV, FLOOR_MOD, POW
+from ...ops.shape import BROADCAST_TO
+from ...tensor import wrap
+from . import device, kernels, templates
+from .templates import NoDeviceLowering
+
+SUPPORTED = frozenset({"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"})
+_OPERAND = re.compile(r"\{(\d+)\}")
+
+
+def _template_element(template):
+    def element(dtypes, out_dtype, operands, attr_names):
+        return templates.expand(template, dtypes, out_dtype, operands, attr_names), None
+    return element
+
+
+def _cast_element(dtypes, out_dtype, operands, attr_names):
+    if out_dtype.is_bool:
+        return f"{operands[0]} != 0", None
+    return f"{templates.np_cast(out_dtype)}({operands[0]})", None
+
+
+def _pow_element(dtypes, out_dtype, operands, attr_names):
+    x, y = operands
+    if out_dtype.is_floating:
+        return templates.expand("pow_f({0}, {1})", dtypes, out_dtype, operands, ()), None
+    return f"ipow({x}, {y})", f"{y} < 0"  # TensorFlow refuses negative integer powers
+
+
+def _division_element(template):
+    def element(dtypes, out_dtype, operands, attr_names):
+        check = f"{operands[1]} == 0" if out_dtype.is_integer else None
+        return templates.expand(template, dtypes, out_dtype, operands, ()), check
+    return element
+
+
+def _strides(shape):
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return strides[::-1]
+
+
+def _mode(shape, out_shape):
+    """How an input of `shape` is read for each output element, and its strides."""
+    if tuple(shape) == tuple(out_shape):
+        return "same", None
+    if math.prod(shape) == 1:
+        return "one", None
+    padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    strides = _strides(padded)
+    return "strided", tuple(0 if d == 1 else s for d, s in zip(padded, strides))
+
+
+class Map:
+    """An op computed element by element over its inputs broadcast to its output.
+
+    `element(dtypes, out_dtype, operands, attr_names) -> (expression, check)` gives the
+    element's device expression; by default the entry's template. `template` stands in
+    for an entry that has none (BroadcastTo's "{0}")."""
+
+    def __init__(self, element=None, template=None):
+        self.element = element
+        self.template = template
+        self._plans = {}  # (op, dtypes, out dtype, attrs) -> (operand indices, expr, check)
+
+    def _plan(self, op, dtypes, out_dtype, attr_names):
+        key = (op.name, dtypes, out_dtype, attr_names)
+        plan = self._plans.get(key)
+        if plan is None:
+            template = self.template or op.emit
+            used = (tuple(range(len(dtypes))) if self.element is not None
+                    else tuple(sorted({int(i) for i in _OPERAND.findall(template)})))
+            element = self.element or _template_element(template)
+            operands = [f"x{used.index(i)}" if i in used else None for i in range(len(dtypes))]
+            try:
+                expression, check = element(dtypes, out_dtype, operands, attr_names)
+            except NoDeviceLowering:
+                expression = check = None
+            plan = self._plans[key] = (used, expression, check)
+        return plan
+
+    def run(self, op, inputs, attrs, shape, dtype, index):
+        dtypes = tuple(x.dtype for x in inputs)
+        if dtype.name not in SUPPORTED or any(d.name not in SUPPORTED for d in dtypes):
+            return None
+        attr_names = templates.numeric_attrs(attrs)
+        used, expression, check = self._plan(op, dtypes, dtype, attr_names)
+        if expression is None:
+            return None
+        compute = templates.compute_dtype([dtypes[i] for i in used], dtype)
+        modes, args = [], []
+        for i in used:
+            mode, strides = _mode(inputs[i]._shape, shape)
+            modes.append((dtypes[i].name, mode))
+            args.append(device.device_array_of(inputs[i], index))
+            if strides is not None:
+                args.append(strides)
+        args += [compute._np.type(attrs[name]) for name in attr_names]
+        key = ("map", dtype.name, len(shape), tuple(modes),
+               tuple((name, compute.name) for name in attr_names), expression, check)
+        n = math.prod(shape)
+        out = device.empty(n, dtype)
+        flag = device.to_device(np.zeros(1, np.int32)) if check is not None else None
+        if n:
+            strided = any(mode == "strided" for _, mode in modes)
+            head = [out, n] + ([tuple(shape)] if strided else [])
+            blocks, threads = device.launch_shape(n)
+            kernels.kernel(key)[blocks, threads](*head, *args,
+                                                 *([flag] if flag is not None else []))
+        if flag is not None and flag.copy_to_host()[0]:
+            # The op fails: its NumPy kernel, on the host values, raises TensorFlow's error.
+            return wrap(np.asarray(op.eager(*[host_array(x) for x in inputs], **attrs)))
+        return on_device(out, shape, dtype, index)
+
+
+# The lowering of every elementwise entry without one of its own: its template.
+DEFAULT = Map()
+
+
+def attach(lowers):
+    lowers(CAST)(Map(_cast_element))
+    lowers(POW)(Map(_pow_element))
+    lowers(FLOOR_DIV)(Map(_division_element("{0} // {1}")))
+    lowers(FLOOR_MOD)(Map(_division_element("{0} % {1}")))
+    lowers(BROADCAST_TO)(Map(template="{0}"))
+    lowers(ZEROS_LIKE)(Map(template="0"))
+    lowers(ONES_LIKE)(Map(template="1"))

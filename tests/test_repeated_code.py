@@ -1,0 +1,94 @@
+"""Repeated code in a kernel (backends/numba_cpu/outline.py, rolling.py): the steps of a
+Python loop unrolled at trace time are one function, compiled once, called from one loop
+in the kernel; values and run-time errors are those of the unrolled code."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.errors import InvalidArgumentError
+from tapeflow.graph.ir import Graph
+from tapeflow.graph.trace import tracing
+
+pytest.importorskip("numba")
+
+from tapeflow.backends.numba_cpu import compile_graph, generator, loops, outline
+from tapeflow.backends import compiler
+
+STEPS = 6
+
+
+def rnn_gradient(xs, w, u):
+    """A tanh RNN over xs[0..STEPS-1] and its gradient, the loop unrolled by Python."""
+    with tf.GradientTape() as tape:
+        tape.watch([w, u])
+        h = tf.zeros((2, 3))
+        for t in range(STEPS):
+            h = tf.tanh(h @ w + xs[t] @ u)
+        loss = tf.reduce_sum(h * h)
+    return tape.gradient(loss, [w, u])
+
+
+def trace(fn, *specs):
+    g = Graph("g")
+    with tracing(g):
+        xs = [g.placeholder(shape, dtype) for shape, dtype in specs]
+        g.outputs = list(fn(*xs))
+    return g
+
+
+def data(rows):
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal((rows, 2, 4)).astype(np.float32),
+            rng.normal(0, 0.5, (3, 3)).astype(np.float32),
+            rng.normal(0, 0.5, (4, 3)).astype(np.float32))
+
+
+SPECS = (((None, 2, 4), tf.float32), ((3, 3), tf.float32), ((4, 3), tf.float32))
+
+
+def test_the_steps_of_an_unrolled_loop_compile_once_and_run_in_a_loop():
+    compiled = compile_graph(trace(rnn_gradient, *SPECS))
+    module = compiled._kernel.py_func.__globals__
+    steps = sorted(name for name in module if name.startswith("repeated_"))
+    assert steps, compiled.source
+    # Each function Numba compiled once, whatever the number of steps that call it.
+    assert all(len(module[name].signatures) == 1 for name in steps)
+    # The forward and the backward steps are each one loop of the kernel.
+    kernel = compiled.source[compiled.source.index("def kernel("):]
+    assert kernel.count(f"for step in range({STEPS - 1}):") >= 1
+    assert kernel.count("for step in range(") >= 2
+    inputs = data(STEPS)
+    got, _ = compiled(list(inputs), [])
+    want = rnn_gradient(*[tf.constant(a) for a in inputs])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-5, atol=1e-6)
+    # A step's index check reports the step's own index, from inside the function.
+    with pytest.raises(InvalidArgumentError, match="slice index 4 of dimension 0 out of bounds"):
+        compiled(list(data(4)), [])
+
+
+def _kernel_text(fn, *specs):
+    cg, _, _ = generator.generate(compiler.optimize(trace(fn, *specs)), loops.emit_group)
+    from tapeflow.backends.numba_cpu import assemble
+    return assemble(cg)[0]
+
+
+def test_a_step_repeated_twice_is_called_twice_and_code_without_repeats_is_unchanged():
+    def alternating(x, w):
+        for t in range(4):
+            x = tf.tanh(x @ w) if t % 2 else tf.exp(-(x @ w))
+        return [x]
+
+    text = _kernel_text(alternating, ((5, 5), tf.float32), ((5, 5), tf.float32))
+    # The two kinds of step alternate: their pair is one function, called twice; a loop
+    # starts at three calls.
+    assert text.count("def repeated_") == 1 and "for step in range(" not in text
+    assert text.count("repeated_0(") == 3
+
+    def once(x):
+        return [tf.tanh(x) * 2.0]
+
+    assert "repeated_" not in _kernel_text(once, ((5,), tf.float32))
+    body = ["    W[0] = -1", "    W[0] = 0", "    t1 = x0 + 1", "    return (t1,)"]
+    assert outline.outline(body, ["x0", "W"], {}) == (body, [])
