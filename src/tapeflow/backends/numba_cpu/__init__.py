@@ -33,6 +33,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     loops,
     names,
     nn,
+    outline,
     random,
     reduce,
     searching,
@@ -53,6 +54,8 @@ same file, whatever the shapes, so its compiled code (in __pycache__, signed) is
 """
 '''
 
+
+_JIT = '@njit(error_model="numpy", nogil=True)'
 
 _helper_modules = None
 
@@ -94,7 +97,11 @@ def assemble(cg):
     if cg.sites:
         params.append(generator.Param("W", "site", None, np.dtype(np.int64), 1))
     body = generator.without_dead_views(cg.prologue_lines() + cg.lines)
-    text = "\n".join(names.module_lines(body))
+    body, repeated = outline.outline(body, [p.name for p in params], cg.readable)
+    functions = []
+    for function in repeated:
+        functions += [_JIT, *function.lines, "", ""]
+    text = "\n".join(names.module_lines(functions + body))
     helpers = _helpers()
     by_module = {}
     for name in sorted(set(re.findall(r"\b([A-Za-z_]\w*)\(", text)) & helpers.keys()):
@@ -102,8 +109,8 @@ def assemble(cg):
     lines = [_HEADER, "import numpy as np", "from numba import njit", ""]
     for module, imported in sorted(by_module.items()):
         lines.append(f"from {module} import {', '.join(imported)}")
-    lines += ["", "", '@njit(error_model="numpy", nogil=True)']
-    code = [f"def kernel({', '.join(p.name for p in params)}):"] + body
+    lines += ["", ""]
+    code = functions + [_JIT, f"def kernel({', '.join(p.name for p in params)}):"] + body
     module = "\n".join(lines + names.module_lines(code)) + "\n"
     shown = "\n".join(lines + names.shown_lines(code, cg.readable)) + "\n"
     return module, shown, params

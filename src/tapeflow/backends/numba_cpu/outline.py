@@ -73,14 +73,15 @@ def outline(body, parameters, readable, prefix="repeated"):
     start, blocks, end = _blocks(body)
     if len(blocks) < 2:
         return body, []
-    kernel_names = set(parameters)
+    defined_first = set(parameters) | _Block(start).stored
+    kernel_names = set(defined_first)
     for block in blocks:
         kernel_names |= block.stored
     for block in blocks:
         block.key = _Shape(block.lines, kernel_names).key
     # Where each name is first defined (-1: before the first block) and last read
     # (len(blocks): by the final lines).
-    defined_at = dict.fromkeys(set(parameters) | _Block(start).stored, -1)
+    defined_at = dict.fromkeys(defined_first, -1)
     last_read = {}
     for index, block in enumerate(blocks):
         for name in block.stored:
