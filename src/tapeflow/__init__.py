@@ -32,6 +32,7 @@ from .ops.clipping import clip_by_global_norm
 from .ops.elementwise import scalar_mul
 from .ops.rearrange import reverse_sequence, unravel_index
 from .ops.segments import dynamic_partition
+from .ops.functional import foldl, foldr, map_fn, scan, vectorized_map
 from .ops.reduce import (argmax, argmin, cumsum, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from .ops.shape import (broadcast_to, concat, expand_dims, pad, rank, reshape, reverse, shape,
