@@ -194,3 +194,18 @@ class RegisterGradient:
             raise KeyError(f"Registering two gradient with name '{self._op_type}'!")
         GRADIENT_OVERRIDES[self._op_type] = fn
         return fn
+
+
+def no_gradient(op_type):
+    """Declares ops named `op_type` not differentiable: a tape's gradient stops there (None
+    for their inputs), as tf.no_gradient. Declaring it twice, or for an op that has a
+    registered gradient, raises KeyError, as TensorFlow does."""
+    if not isinstance(op_type, str):
+        raise TypeError("op_type must be a string")
+    if op_type in GRADIENT_OVERRIDES:
+        raise KeyError(f"Registering two gradient with name '{op_type}'!")
+
+    def no_gradient_of(op, *grads):
+        return [None] * len(op.inputs)
+
+    GRADIENT_OVERRIDES[op_type] = no_gradient_of
