@@ -11,9 +11,10 @@ an unrolled loop), then single blocks repeated anywhere.
 
 Numba compiles each function once, for all of its calls, and LLVM optimizes it once:
 without this, an unrolled loop's T copies of the same loops were each lowered and
-optimized, and the compile grew faster than T. A function is not inlined back into the
-kernel (LLVM's inliner weighs it against each call site's cost; see
-docs/performance.md for the measurement).
+optimized, and the compile grew faster than T. LLVM does not inline the functions back
+into the kernel (a function of loops costs more than its inliner's threshold at each
+call: the kernel's optimized IR of the unrolled RNN at T=30, before rolling.py, kept its
+59 calls), so it does not optimize their code again per call either.
 """
 
 import re
