@@ -1,4 +1,5 @@
-"""`tf.keras`: the layers, optimizers, initializers and activations the tutorials use."""
+"""`tf.keras`: the layers, optimizers, initializers, activations, losses and metrics the
+tutorials use."""
 
-from . import activations, initializers, layers, optimizers  # noqa: F401
+from . import activations, initializers, layers, losses, metrics, optimizers  # noqa: F401
 from .variables import KerasVariable as Variable

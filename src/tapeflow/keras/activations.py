@@ -9,6 +9,7 @@ import math
 
 from .. import ops
 from ..tensor import convert_to_tensor
+from . import logits
 
 
 def linear(x):
@@ -52,7 +53,12 @@ def relu6(x):
     return ops.relu6(x)
 
 
-sigmoid = ops.sigmoid
+def sigmoid(x):
+    # Keras keeps the logits of its sigmoid and softmax outputs for the cross-entropies.
+    x = convert_to_tensor(x)
+    return logits.remember(ops.sigmoid(x), x)
+
+
 tanh = ops.tanh
 softplus = ops.softplus
 
@@ -108,7 +114,8 @@ def _over_axis(fn, x, axis):
 
 
 def softmax(x, axis=-1):
-    return _over_axis(ops.softmax, x, axis)
+    x = convert_to_tensor(x)
+    return logits.remember(_over_axis(ops.softmax, x, axis), x)
 
 
 def log_softmax(x, axis=-1):
