@@ -16,6 +16,7 @@ from tests.op_samples.common import (
     arg_name,
     as_outputs,
     differentiable_ops,
+    directions as perturbations,
     draw_case,
     draw_rng,
     nonempty_wrt,
@@ -94,10 +95,6 @@ def _assert_close(name, what, analytic, numeric, scale, row):
         f"(tolerance {tol:.3g})")
 
 
-def _directions(case, wrt, rng):
-    return [rng.standard_normal(case.inputs[i].shape) for i in wrt]
-
-
 @pytest.mark.parametrize("name", DIFFERENTIABLE)
 @given(data=st.data())
 def test_gradient_matches_finite_differences(name, data):
@@ -109,7 +106,7 @@ def test_gradient_matches_finite_differences(name, data):
     rng = draw_rng(data)
     row = _fd_row(op, case, wrt)
     weights = _weights(op, case, rng)
-    directions = _directions(case, wrt, rng)
+    directions = perturbations(case, wrt, rng)
     grads = _tape_gradient(op, case, case.inputs, wrt, weights)
     analytic = sum(float(np.sum(g.astype(np.float64) * v)) for g, v in zip(grads, directions))
     scale = sum(float(np.sum(np.abs(g.astype(np.float64) * v)))
@@ -135,7 +132,7 @@ def test_second_derivative_matches_finite_differences(name, data):
     weights = _weights(op, case, rng)
     cotangents = [rng.standard_normal(case.inputs[i].shape).astype(case.inputs[i].dtype)
                   for i in wrt]
-    directions = _directions(case, wrt, rng)
+    directions = perturbations(case, wrt, rng)
 
     # h(x) = <grad(x), u>; its gradient through nested tapes is the Hessian-vector product.
     tensors = [tf.constant(a) for a in case.inputs]
@@ -185,7 +182,7 @@ def test_float32_gradient_matches_float64(name, data):
     weights = _weights(op, case, rng)
     narrow = _tape_gradient(op, case, case.inputs, wrt, weights)  # checks dtype float32
     wide_case = Case([a.astype(np.float64) if a.dtype == np.float32 else a
-                      for a in case.inputs], case.attrs, case.wrt)
+                      for a in case.inputs], case.attrs, case.wrt, case.outputs, case.symmetric)
     wide = _tape_gradient(op, wide_case, wide_case.inputs, wrt, weights)
     tol = TOLERANCE["float32"]
     for i, g32, g64 in zip(wrt, narrow, wide):

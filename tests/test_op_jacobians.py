@@ -18,6 +18,7 @@ from tests.op_samples.common import (
     TOLERANCE,
     as_outputs,
     differentiable_ops,
+    directions as perturbations,
     draw_case,
     draw_rng,
     nonempty_wrt,
@@ -89,7 +90,7 @@ def test_jacobian_matches_loop_and_finite_differences(name, data):
         tape.watch(sources)
         outputs = as_outputs(op, bind(op, tensors, case.attrs))
     rng = draw_rng(data)
-    directions = [rng.standard_normal(case.inputs[i].shape) for i in wrt]
+    directions = perturbations(case, wrt, rng)
     for k, target in enumerate(_float_outputs(outputs, case)):
         vectorized = _vectorized(tape, target, sources, name)
         looped = tape.jacobian(target, sources, experimental_use_pfor=False)

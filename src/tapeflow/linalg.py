@@ -4,3 +4,7 @@ from .ops.creation import eye  # noqa: F401
 from .ops.linalg import (  # noqa: F401
     det, diag, diag_part, einsum, global_norm, inv, matmul, matvec, norm, solve, tensordot, trace)
 from .ops.nn import l2_normalize  # noqa: F401
+from .ops.decompositions import (  # noqa: F401
+    cholesky, eigh, eigvalsh, logdet, lstsq, pinv, qr, slogdet, svd)
+from .ops.matrix import (  # noqa: F401
+    adjoint, band_part, cholesky_solve, cross, matrix_transpose, set_diag, triangular_solve)

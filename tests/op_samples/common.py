@@ -22,12 +22,16 @@ class Case:
 
     wrt: indices of the inputs whose gradient is checked (default: every float input).
     outputs: indices of the outputs that gradient checks weigh (default: every float one).
+    symmetric: indices of the inputs that finite differences perturb symmetrically (in
+        their innermost matrices): ops such as Cholesky differentiate with respect to a
+        symmetric matrix, as TensorFlow's gradients do.
     """
 
     inputs: list
     attrs: dict = field(default_factory=dict)
     wrt: tuple | None = None
     outputs: tuple | None = None
+    symmetric: tuple = ()
 
 
 # -- tolerances: one table, by the dtype being compared --------------------------------
@@ -157,6 +161,15 @@ def wrt_indices(case):
     return tuple(i for i, a in enumerate(case.inputs) if a.dtype.kind == "f")
 
 
+def directions(case, wrt, rng):
+    """Random float64 perturbations of inputs `wrt`, symmetric where the case says so."""
+    found = []
+    for i in wrt:
+        v = rng.standard_normal(case.inputs[i].shape)
+        found.append((v + np.swapaxes(v, -1, -2)) / 2 if i in case.symmetric else v)
+    return found
+
+
 def nonempty_wrt(case):
     """The inputs whose gradient is checked and that have elements: an empty input's
     gradient is trivially empty."""
@@ -177,7 +190,7 @@ def as_outputs(op, result):
 def with_float_dtype(case, dtype):
     """The same case with every float64 input cast to `dtype` (attrs untouched)."""
     inputs = [a.astype(dtype) if a.dtype == np.float64 else a for a in case.inputs]
-    return Case(inputs, dict(case.attrs), case.wrt)
+    return Case(inputs, dict(case.attrs), case.wrt, case.outputs, case.symmetric)
 
 
 def attrs_name_a_dtype(attrs):

@@ -11,6 +11,7 @@ get elementwise_rule and reduction_rule, by their flags.
 import numpy as np
 
 from .batching import Batched, NotBatchable, NoVectorizedForm, batches, stacked
+from .decompositions import CHOLESKY, LOG_MATRIX_DETERMINANT, QR, SELF_ADJOINT_EIG, SVD
 from .creation import CONST_FILL, EYE, FILL, LINSPACE, ONES_LIKE, RANGE, ZEROS_LIKE
 from .dynamic import DYNAMIC_BROADCAST_TO, DYNAMIC_RESHAPE, DYNAMIC_STRIDED_SLICE_GRAD
 from .elementwise import ADD, CLIP_BY_VALUE, GREATER, IDENTITY, MUL, NEG, RELU_GRAD, SELECT
@@ -38,6 +39,7 @@ from .linalg import (
     MATRIX_SOLVE,
     UNARY_EINSUM,
 )
+from .matrix import CROSS, MATRIX_BAND_PART, MATRIX_SET_DIAG, MATRIX_TRIANGULAR_SOLVE
 from .lists import TENSOR_LIST_POP_BACK, TENSOR_LIST_PUSH_BACK
 from .nn import BIAS_ADD, L2_LOSS, LOG_SOFTMAX, SOFTMAX, SOFTMAX_XENT, SPARSE_SOFTMAX_XENT
 from .random import (
@@ -540,6 +542,7 @@ def _einsum(op, inputs, attrs, batch):
 
 
 @batches(MATRIX_INVERSE, MATRIX_DETERMINANT, MATRIX_DIAG, MATRIX_DIAG_PART, TOP_K, CHECK_NUMERICS)
+@batches(CHOLESKY, QR, SVD, SELF_ADJOINT_EIG, LOG_MATRIX_DETERMINANT, MATRIX_BAND_PART)
 def _leading_batch(op, inputs, attrs, batch):
     # These ops already treat leading axes as a batch.
     return _out(bind(op, [inputs[0].inner], attrs), op)
@@ -553,11 +556,20 @@ def _assert_all(op, inputs, attrs, batch):
     return condition
 
 
-@batches(MATRIX_SOLVE, LOWER_BOUND, UPPER_BOUND)
+@batches(MATRIX_SOLVE, LOWER_BOUND, UPPER_BOUND, MATRIX_SET_DIAG, CROSS)
 def _both_stacked(op, inputs, attrs, batch):
     # Ops that treat leading axes as a batch, of two inputs that must share it.
     first, second = inputs
     return Batched(bind(op, [stacked(first, batch), stacked(second, batch)], attrs))
+
+
+@batches(MATRIX_TRIANGULAR_SOLVE)
+def _broadcast_batch(op, inputs, attrs, batch):
+    # Batch dimensions broadcast: a stack gets size-1 axes after its batch axis up to
+    # the other operand's rank, so that its batch axis lines up with nothing else.
+    rank = max(len(x._shape) for x in inputs)
+    return Batched(bind(op, [_padded(x, rank, batch) if type(x) is Batched else x
+                             for x in inputs], attrs))
 
 
 # -- nn -------------------------------------------------------------------------------------

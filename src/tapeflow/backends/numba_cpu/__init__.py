@@ -25,6 +25,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     checks,
     control_flow,
     creation,
+    decompositions,
     elementwise,
     generator,
     indexing,
