@@ -24,7 +24,8 @@ LAYERS = (
     ("autodiff", "graph"),
     ("backends",),
     ("variable", "tracking", "module", "math", "nn", "linalg", "random", "autograph",
-     "debugging", "framework", "keras", "saved_model", "train", "experimental", "__init__"),
+     "debugging", "framework", "keras", "data", "saved_model", "train", "experimental",
+     "__init__"),
 )
 
 def _module_name(path):

@@ -4,8 +4,8 @@ The top-level names are TensorFlow 2's top-level names; the rest live in the TF
 namespaces (`tf.math`, `tf.nn`, `tf.linalg`, `tf.random`, `tf.config`, `tf.nest`, ...).
 """
 
-from . import (autodiff, autograph, config, debugging, dtypes, errors, experimental,  # noqa: F401
-               keras, linalg, math, nest, nn, random, saved_model, train)
+from . import (autodiff, autograph, config, data, debugging, dtypes, errors,  # noqa: F401
+               experimental, keras, linalg, math, nest, nn, random, saved_model, train)
 from .autodiff.custom import RegisterGradient, custom_gradient
 from .autodiff.tape import GradientTape, UnconnectedGradients
 from .dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half,  # noqa: A004
