@@ -155,3 +155,15 @@ def test_compiled_composites_match_eager(monkeypatch):
     for a, b in zip(got, f(x, rhs)):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10)
     np.testing.assert_allclose(got[0].numpy(), np.linalg.solve(x.numpy(), rhs.numpy()))
+
+
+def test_matrix_2_norm_is_the_largest_singular_value():
+    # TensorFlow 2.21 on this input: [[[1.785225]], [[1.499372]]], gradient sum -0.3855.
+    x = tf.constant(np.random.default_rng(1).uniform(-1, 1, (2, 3, 4)))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.norm(x, ord=2, axis=(2, 1), keepdims=True)
+    np.testing.assert_allclose(y.numpy(), [[[1.785225]], [[1.499372]]], atol=1e-6)
+    assert abs(float(tf.reduce_sum(tape.gradient(y, x))) + 0.3855) < 1e-4
+    np.testing.assert_allclose(tf.norm(x, ord=2, axis=(0, 2)).numpy(),
+                               [1.550454, 1.072847, 1.341639], atol=1e-6)

@@ -798,9 +798,9 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
         axis = tuple(int(a) % rank for a in axis)
     if _same_ord(ord, "fro") or _same_ord(ord, "euclidean") or _same_ord(ord, 2):
         if is_matrix_norm and _same_ord(ord, 2):
-            raise UnimplementedError("tapeflow has no SVD yet: the matrix 2-norm "
-                                     "(ord=2 with a pair of axes) is not supported")
-        result = sqrt(reduce_sum(x * x, axis, keepdims=True))
+            result = _spectral_norm(x, axis)
+        else:
+            result = sqrt(reduce_sum(x * x, axis, keepdims=True))
     else:
         result = abs(x)
         if _same_ord(ord, 1):
@@ -818,6 +818,18 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
         dropped = range(rank) if axis is None else axis
         result = reshape(result, [d for i, d in enumerate(result._shape) if i not in dropped])
     return result
+
+
+def _spectral_norm(x, axis):
+    """The largest singular value of the matrices on `axis` (a pair), keeping both axes
+    as size 1, as TensorFlow computes the matrix 2-norm."""
+    from .decompositions import svd
+    from .reduce import reduce_max
+    from .shape import expand_dims, transpose
+    rank = len(x._shape)
+    perm = [i for i in range(rank) if i not in axis] + list(axis)
+    largest = reduce_max(abs(svd(transpose(x, perm), compute_uv=False)), axis=-1)
+    return transpose(expand_dims(expand_dims(largest, -1), -1), list(np.argsort(perm)))
 
 
 def _same_ord(ord, value):
