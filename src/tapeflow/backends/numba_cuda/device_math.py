@@ -35,10 +35,17 @@ _NUMPY_NAMES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh":
                 "atan": "arctan", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
 
 
+def _scalar_power(x, y):
+    """NumPy scalars' `**`: C's pow, as the device's ((-inf) ** 0.5 is inf), where the
+    np.power ufunc on scalars gives NaN."""
+    return x ** y
+
+
 def _library():
     if not simulated():
         return {name: getattr(math, name) for name in _NAMES}
     return {name: getattr(math, name) if name in ("erf", "erfc")
+            else _scalar_power if name == "pow"
             else getattr(np, _NUMPY_NAMES.get(name, name)) for name in _NAMES}
 
 

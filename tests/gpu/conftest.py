@@ -1,0 +1,24 @@
+"""The GPU tests run under numba-cuda's simulator (one simulated GPU, each thread a
+Python thread), which must be chosen before Numba loads: in their own pytest process,
+with NUMBA_ENABLE_CUDASIM=1 (tests/test_gpu_simulator.py starts it inside the main
+suite). Collected by a session without it, they are left out."""
+
+import os
+
+import pytest
+
+if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+    collect_ignore_glob = ["test_*.py"]
+
+
+@pytest.fixture
+def notes(capfd):
+    """The soft-placement notes written to stderr since the test began, each op's note
+    cleared first so that it is written again."""
+    from tapeflow import placement
+    placement._devices.noted_ops.clear()
+
+    def read():
+        return [line for line in capfd.readouterr().err.splitlines()
+                if "has no GPU kernel" in line]
+    return read
