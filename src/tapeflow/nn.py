@@ -8,3 +8,8 @@ from .ops.nn import (  # noqa: F401
     sparse_softmax_cross_entropy_with_logits, swish)
 from .ops.sorting import top_k  # noqa: F401
 from .ops.statistics import moments  # noqa: F401
+from .ops.convolution import (  # noqa: F401
+    atrous_conv2d, conv1d, conv2d, conv2d_transpose, conv3d, convolution, depthwise_conv2d)
+from .ops.pooling import (  # noqa: F401
+    avg_pool, avg_pool1d, avg_pool2d, avg_pool3d, max_pool, max_pool1d, max_pool2d, max_pool3d,
+    pool)

@@ -12,6 +12,7 @@ import numpy as np
 
 from .batching import Batched, NotBatchable, NoVectorizedForm, batches, stacked
 from .decompositions import CHOLESKY, LOG_MATRIX_DETERMINANT, QR, SELF_ADJOINT_EIG, SVD
+from .convolution import CONVOLUTIONS, batched_convolution
 from .creation import CONST_FILL, EYE, FILL, LINSPACE, ONES_LIKE, RANGE, ZEROS_LIKE
 from .dynamic import DYNAMIC_BROADCAST_TO, DYNAMIC_RESHAPE, DYNAMIC_STRIDED_SLICE_GRAD
 from .elementwise import ADD, CLIP_BY_VALUE, GREATER, IDENTITY, MUL, NEG, RELU_GRAD, SELECT
@@ -40,6 +41,7 @@ from .linalg import (
     UNARY_EINSUM,
 )
 from .matrix import CROSS, MATRIX_BAND_PART, MATRIX_SET_DIAG, MATRIX_TRIANGULAR_SOLVE
+from .pooling import POOLS, batched_pooling
 from .lists import TENSOR_LIST_POP_BACK, TENSOR_LIST_PUSH_BACK
 from .nn import BIAS_ADD, L2_LOSS, LOG_SOFTMAX, SOFTMAX, SOFTMAX_XENT, SPARSE_SOFTMAX_XENT
 from .random import (
@@ -608,6 +610,16 @@ def _bias_add(op, inputs, attrs, batch):
     else:
         bias = _reshape(bias, shape)
     return Batched(_bind(ADD, [stacked(value, batch), bias]))
+
+
+@batches(*CONVOLUTIONS)
+def _convolution(op, inputs, attrs, batch):
+    return Batched(batched_convolution(op, inputs, attrs, batch))
+
+
+@batches(*POOLS)
+def _pooling(op, inputs, attrs, batch):
+    return Batched(batched_pooling(op, inputs, attrs, batch))
 
 
 # Ops without a vectorized form, and why: met in a vectorized walk, they raise

@@ -1,0 +1,330 @@
+"""Sliding-window kernels of NHWC arrays: convolutions (Conv2D and its two gradients) and
+pooling (max and average, with their gradients).
+
+A convolution copies the windows of a block of output positions into a buffer (im2col),
+one group's channels at a time, and multiplies the block by the group's filter matrix:
+OpenBLAS or microgemm for float32/float64 (kernels/gemm.py), loops for integers. Blocks
+of about a megabyte keep the buffer in cache; the windows of the whole image would be
+KH * KW times the input. The window geometry (strides, dilations, the padding before
+and the output size) comes from ops/windows.py, computed when the graph is compiled.
+"""
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from . import helper as _jit
+from .gemm import _blas_gemm_into, _blas_threads, _own_gemm, microgemm_pays
+
+_BLOCK_ELEMENTS = 1 << 18  # the im2col buffer's size: a megabyte of float32
+
+
+def _product_into(a, b, transpose_a, transpose_b, out):
+    """out[...] = op(a) @ op(b), for C-contiguous matrices."""
+
+
+@overload(_product_into, jit_options={"error_model": "numpy"})
+def _product_into_impl(a, b, transpose_a, transpose_b, out):
+    if isinstance(out.dtype, types.Float):
+        def blas(a, b, transpose_a, transpose_b, out):
+            m, n = out.shape
+            k = a.shape[0] if transpose_a else a.shape[1]
+            if a.itemsize == 4 and microgemm_pays(m, n, k) and _blas_threads() == 1:
+                _own_gemm(a, b, transpose_a, transpose_b, out)
+            else:
+                _blas_gemm_into(a, b, transpose_a, transpose_b, out)
+        return blas
+
+    def loops(a, b, transpose_a, transpose_b, out):
+        m, n = out.shape
+        k = a.shape[0] if transpose_a else a.shape[1]
+        out[:] = 0
+        for i in range(m):
+            for p in range(k):
+                left = a[p, i] if transpose_a else a[i, p]
+                if left == 0:
+                    continue
+                for j in range(n):
+                    out[i, j] += left * (b[j, p] if transpose_b else b[p, j])
+    return loops
+
+
+@_jit
+def _block_rows(positions, depth):
+    return max(1, min(positions, _BLOCK_ELEMENTS // max(depth, 1)))
+
+
+@_jit
+def _buffers(positions, w_shape, c, like):
+    """(groups, outputs per group, rows per block, the im2col buffer, one group's block
+    of outputs) of a convolution with a filter of shape w_shape over c channels."""
+    kh, kw, cg, o = w_shape
+    groups = c // cg
+    og = o // groups
+    depth = kh * kw * cg
+    block = _block_rows(positions, depth)
+    return (groups, og, block, np.empty((block, depth), like.dtype),
+            np.empty((block, og), like.dtype))
+
+
+@_jit
+def _filter_matrices(w, groups):
+    """The filter [KH, KW, Cg, O] as one [KH * KW * Cg, O / groups] matrix per group."""
+    kh, kw, cg, o = w.shape
+    og = o // groups
+    out = np.empty((groups, kh * kw * cg, og), w.dtype)
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                for c in range(cg):
+                    row = (i * kw + j) * cg + c
+                    for q in range(og):
+                        out[g, row, q] = w[i, j, c, g * og + q]
+    return out
+
+
+@_jit
+def _move_windows(image, cols, first, rows, g, cg, kh, kw, geo, gather):
+    """gather: cols[r] = the window of output position first + r (the channels of group
+    g), zeros where it hangs over the image. Otherwise the adjoint: each entry of cols
+    added to the input it reads."""
+    sh, sw, dh, dw, top, left, oh, ow = geo
+    _, h, w, _ = image.shape
+    per_image = oh * ow
+    c0 = g * cg
+    for r in range(rows):
+        p = first + r
+        n = p // per_image
+        y = (p % per_image) // ow
+        z = p % ow
+        for i in range(kh):
+            iy = y * sh - top + i * dh
+            for j in range(kw):
+                ix = z * sw - left + j * dw
+                base = (i * kw + j) * cg
+                inside = 0 <= iy < h and 0 <= ix < w
+                if gather and inside:
+                    for c in range(cg):
+                        cols[r, base + c] = image[n, iy, ix, c0 + c]
+                elif gather:
+                    for c in range(cg):
+                        cols[r, base + c] = 0
+                elif inside:
+                    for c in range(cg):
+                        image[n, iy, ix, c0 + c] += cols[r, base + c]
+
+
+@_jit
+def conv2d_nhwc(x, w, geo):
+    """Conv2D of NHWC x with filter w [KH, KW, C / groups, O]; geo = (stride h, stride w,
+    dilation h, dilation w, padding top, padding left, out h, out w)."""
+    x = np.ascontiguousarray(x)
+    n, _, _, c = x.shape
+    kh, kw, cg, o = w.shape
+    oh, ow = geo[6], geo[7]
+    out = np.empty((n, oh, ow, o), x.dtype)
+    positions = n * oh * ow
+    if positions == 0 or o == 0:
+        return out
+    groups, og, block, cols, part = _buffers(positions, w.shape, c, x)
+    matrices = _filter_matrices(w, groups)
+    flat = out.reshape((positions, o))
+    for first in range(0, positions, block):
+        rows = min(block, positions - first)
+        for g in range(groups):
+            _move_windows(x, cols, first, rows, g, cg, kh, kw, geo, True)
+            if groups == 1:
+                _product_into(cols[:rows], matrices[0], False, False, flat[first:first + rows])
+            else:
+                _product_into(cols[:rows], matrices[g], False, False, part[:rows])
+                flat[first:first + rows, g * og:(g + 1) * og] = part[:rows]
+    return out
+
+
+@_jit
+def conv2d_input_grad_nhwc(w, dy, h, width, c, geo):
+    """Conv2DBackpropInput: the NHWC [N, h, width, c] gradient of conv2d_nhwc's input."""
+    dy = np.ascontiguousarray(dy)
+    n, oh, ow, o = dy.shape
+    kh, kw, cg, _ = w.shape
+    dx = np.zeros((n, h, width, c), dy.dtype)
+    positions = n * oh * ow
+    if positions == 0 or c == 0:
+        return dx
+    groups, og, block, cols, part = _buffers(positions, w.shape, c, dy)
+    matrices = _filter_matrices(w, groups)
+    flat = dy.reshape((positions, o))
+    for first in range(0, positions, block):
+        rows = min(block, positions - first)
+        for g in range(groups):
+            if groups == 1:
+                _product_into(flat[first:first + rows], matrices[0], False, True, cols[:rows])
+            else:
+                part[:rows] = flat[first:first + rows, g * og:(g + 1) * og]
+                _product_into(part[:rows], matrices[g], False, True, cols[:rows])
+            _move_windows(dx, cols, first, rows, g, cg, kh, kw, geo, False)
+    return dx
+
+
+@_jit
+def conv2d_filter_grad_nhwc(x, dy, kh, kw, cg, geo):
+    """Conv2DBackpropFilter: the [kh, kw, cg, O] gradient of conv2d_nhwc's filter."""
+    x = np.ascontiguousarray(x)
+    dy = np.ascontiguousarray(dy)
+    n, oh, ow, o = dy.shape
+    c = x.shape[3]
+    dw = np.zeros((kh, kw, cg, o), x.dtype)
+    positions = n * oh * ow
+    if positions == 0 or o == 0 or cg == 0:
+        return dw
+    groups, og, block, cols, part = _buffers(positions, (kh, kw, cg, o), c, x)
+    depth = kh * kw * cg
+    flat = dy.reshape((positions, o))
+    total = np.zeros((groups, depth, og), x.dtype)
+    step = np.empty((depth, og), x.dtype)
+    for first in range(0, positions, block):
+        rows = min(block, positions - first)
+        for g in range(groups):
+            _move_windows(x, cols, first, rows, g, cg, kh, kw, geo, True)
+            part[:rows] = flat[first:first + rows, g * og:(g + 1) * og]
+            _product_into(cols[:rows], part[:rows], True, False, step)
+            total[g] += step
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                for ci in range(cg):
+                    row = (i * kw + j) * cg + ci
+                    for q in range(og):
+                        dw[i, j, ci, g * og + q] = total[g, row, q]
+    return dw
+
+
+# -- pooling ---------------------------------------------------------------------------------
+
+@_jit
+def _window_argmax(x, n, y, z, c, geo):
+    """The flat index (row * width + column) of the largest input of a window, the first
+    of equal ones and NaN above all, as np.argmax over the window padded with the
+    lowest value; -1 where that is padding."""
+    kh, kw, sh, sw, top, left = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    _, h, w, _ = x.shape
+    best = x[n, 0, 0, c]
+    where = -2  # nothing seen yet
+    for i in range(kh):
+        iy = y * sh - top + i
+        for j in range(kw):
+            ix = z * sw - left + j
+            inside = 0 <= iy < h and 0 <= ix < w
+            if inside:
+                v = x[n, iy, ix, c]
+                if where == -2 or v > best or (v != v and best == best):
+                    best = v
+                    where = iy * w + ix
+            elif where == -2:
+                where = -1  # padding is the lowest value: real inputs replace it if larger
+                best = _lowest_like(best)
+    return where
+
+
+def _lowest_like(v):
+    """The smallest value of v's type (-inf for floats)."""
+
+
+@overload(_lowest_like, jit_options={"error_model": "numpy"})
+def _lowest_like_impl(v):
+    if isinstance(v, types.Float):
+        return lambda v: -np.inf
+    low = np.iinfo(np.dtype(str(v))).min
+    return lambda v: low
+
+
+@_jit
+def _argmax_map(x, geo):
+    """_window_argmax of every window: [N, out h, out w, C] flat indices."""
+    n, _, _, c = x.shape
+    where = np.empty((n, geo[6], geo[7], c), np.int64)
+    for b in range(n):
+        for y in range(geo[6]):
+            for z in range(geo[7]):
+                for k in range(c):
+                    where[b, y, z, k] = _window_argmax(x, b, y, z, k, geo)
+    return where
+
+
+@_jit
+def max_pool_nhwc(x, geo):
+    """MaxPool of NHWC x; geo = (window h, window w, stride h, stride w, padding top,
+    padding left, out h, out w)."""
+    x = np.ascontiguousarray(x)
+    w = x.shape[2]
+    where = _argmax_map(x, geo)
+    out = np.empty(where.shape, x.dtype)
+    for b, y, z, k in np.ndindex(where.shape):
+        at = where[b, y, z, k]
+        out[b, y, z, k] = _lowest_like(x[b, 0, 0, k]) if at < 0 else x[b, at // w, at % w, k]
+    return out
+
+
+@_jit
+def max_pool_grad_nhwc(x, grad, geo, to_image):
+    """MaxPoolGrad (to_image: each window's gradient added to its largest input), or
+    MaxPoolGradGrad (for each window, the image gradient at its largest input)."""
+    x = np.ascontiguousarray(x)
+    w = x.shape[2]
+    where = _argmax_map(x, geo)
+    out = np.zeros(x.shape if to_image else where.shape, grad.dtype)
+    for b, y, z, k in np.ndindex(where.shape):
+        at = where[b, y, z, k]
+        if at < 0:
+            continue
+        if to_image:
+            out[b, at // w, at % w, k] += grad[b, y, z, k]
+        else:
+            out[b, y, z, k] = grad[b, at // w, at % w, k]
+    return out
+
+
+@_jit
+def _window_rows(y, size, window, stride, before):
+    start = y * stride - before
+    return max(start, 0), min(start + window, size)
+
+
+@_jit
+def avg_pool_nhwc(x, geo):
+    """AvgPool: each window's mean over the inputs inside the image."""
+    x = np.ascontiguousarray(x)
+    n, h, w, c = x.shape
+    out = np.zeros((n, geo[6], geo[7], c), x.dtype)
+    for b in range(n):
+        for y in range(geo[6]):
+            y0, y1 = _window_rows(y, h, geo[0], geo[2], geo[4])
+            for z in range(geo[7]):
+                x0, x1 = _window_rows(z, w, geo[1], geo[3], geo[5])
+                for iy in range(y0, y1):
+                    for ix in range(x0, x1):
+                        for k in range(c):
+                            out[b, y, z, k] += x[b, iy, ix, k]
+                count = max((y1 - y0) * (x1 - x0), 1)
+                for k in range(c):
+                    out[b, y, z, k] /= count
+    return out
+
+
+@_jit
+def avg_pool_grad_nhwc(grad, h, w, geo):
+    """AvgPoolGrad: each window's gradient spread evenly over the inputs it averaged."""
+    grad = np.ascontiguousarray(grad)
+    n, oh, ow, c = grad.shape
+    dx = np.zeros((n, h, w, c), grad.dtype)
+    for b in range(n):
+        for y in range(oh):
+            y0, y1 = _window_rows(y, h, geo[0], geo[2], geo[4])
+            for z in range(ow):
+                x0, x1 = _window_rows(z, w, geo[1], geo[3], geo[5])
+                count = max((y1 - y0) * (x1 - x0), 1)
+                for iy in range(y0, y1):
+                    for ix in range(x0, x1):
+                        for k in range(c):
+                            dx[b, iy, ix, k] += grad[b, y, z, k] / count
+    return dx
