@@ -235,7 +235,7 @@ class _Devices:
         self.initialized = False  # a tensor or op was placed: visibility is fixed
         self.soft_placement = True
         self.log_placement = False
-        self.noted_ops = set()  # ops already reported as running on the CPU instead
+        self.noted_ops = set()  # (op, dtypes) already reported as run on the CPU instead
 
 
 _devices = _Devices()
@@ -396,11 +396,12 @@ def run_placed(op, inputs, attrs, run_on_host):
             return out
         if _explicitly_on_gpu() and not _devices.soft_placement:
             raise _unsatisfiable(_scope.get(), ["CPU"])
-        if op.name not in _devices.noted_ops:
-            _devices.noted_ops.add(op.name)
-            sys.stderr.write(f"tapeflow: {op.name} has no GPU kernel for these inputs yet; "
-                             f"it runs on the CPU (inputs copied to the host, outputs "
-                             f"on the CPU)\n")
+        dtypes = ", ".join(x.dtype.name for x in inputs)
+        if (op.name, dtypes) not in _devices.noted_ops:
+            _devices.noted_ops.add((op.name, dtypes))
+            sys.stderr.write(f"tapeflow: {op.name} has no GPU kernel for ({dtypes}) yet; it "
+                             f"runs on the CPU (inputs copied to the host, outputs on the "
+                             f"CPU)\n")
     _log(op, HOST)
     return run_on_host(op, inputs, attrs)
 

@@ -13,8 +13,8 @@ if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
 
 @pytest.fixture
 def notes(capfd):
-    """The soft-placement notes written to stderr since the test began, each op's note
-    cleared first so that it is written again."""
+    """The soft-placement notes written to stderr since the last read, the notes of
+    earlier tests forgotten first so that they are written again."""
     from tapeflow import placement
     placement._devices.noted_ops.clear()
 

@@ -100,7 +100,9 @@ def test_nan_inf_signed_zeros_empty_and_broadcast(name, dtype, data):
 
 REDUCE_CASES = [((2, 3, 4), (0,)), ((2, 3, 4), (1,)), ((2, 3, 4), (2,)), ((2, 3, 4), (0, 2)),
                 ((2, 3, 4), (0, 1, 2)), ((2, 3, 4), ()), ((5,), (0,)), ((), ()),
-                ((0, 3), (0,)), ((0, 3), (1,)), ((3, 70), (1,))]
+                ((0, 3), (0,)), ((0, 3), (1,)), ((3, 70), (1,)), ((2, 1, 3), (0, 2)),
+                # few outputs, long blocks: split over threads, then combined
+                ((2, 300), (1,)), ((300, 2), (0,)), ((5000,), (0,))]
 
 
 @pytest.mark.parametrize("name", ["Sum", "Mean", "Max", "Min", "Prod"])

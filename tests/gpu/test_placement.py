@@ -107,7 +107,11 @@ def test_soft_placement_runs_an_op_without_gpu_kernel_on_the_cpu_once_noted(note
     tf.matmul(a, a)
     assert y.device == CPU0
     np.testing.assert_allclose(y.numpy(), np.array([[7.0, 10.0], [15.0, 22.0]]))
-    assert notes() == ["tapeflow: MatMul has no GPU kernel for these inputs yet; it runs on "
+    assert notes() == ["tapeflow: MatMul has no GPU kernel for (float32, float32) yet; it runs "
+                       "on the CPU (inputs copied to the host, outputs on the CPU)"]
+    half = tf.constant([1.0], dtype=tf.float16)
+    assert (half * half).device == CPU0  # no float16 kernels
+    assert notes() == ["tapeflow: Mul has no GPU kernel for (float16, float16) yet; it runs on "
                        "the CPU (inputs copied to the host, outputs on the CPU)"]
     assert (y + 1.0).device == GPU0  # the next op copies it back
     tf.config.set_soft_device_placement(False)

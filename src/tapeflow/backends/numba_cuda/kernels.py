@@ -41,19 +41,21 @@ def kernel(key):
     """The compiled kernel of `key` (generated and compiled at first use)."""
     found = _kernels.get(key)
     if found is None:
-        text, signature = source(key)
-        namespace = _namespace()
-        exec(compile(text, f"<tapeflow cuda kernel {key[0]}>", "exec"), namespace)
-        found = _kernels[key] = cuda().jit(signature)(namespace["kernel"])
+        function, signature = _python_function(key)
+        found = _kernels[key] = cuda().jit(signature)(function)
     return found
 
 
-def _namespace():
+def _python_function(key):
+    """(the kernel of `key` as a Python function, its numba signature)."""
     from .device_math import HELPERS
+    text, signature = source(key)
     # The module name keeps NumPy's float warnings under the simulator quiet, as the
     # filter of ops/registry.py does for every tapeflow module (x / 0 is inf there).
-    return {"__name__": "tapeflow.backends.numba_cuda.generated", "cuda": cuda(), "np": np,
-            **HELPERS}
+    namespace = {"__name__": "tapeflow.backends.numba_cuda.generated", "cuda": cuda(),
+                 "np": np, **HELPERS}
+    exec(compile(text, f"<tapeflow cuda kernel {key[0]}>", "exec"), namespace)
+    return namespace["kernel"], signature
 
 
 def source(key):
@@ -63,10 +65,8 @@ def source(key):
 
 def ptx(key, cc=(9, 0)):
     """The PTX of `key`'s kernel for compute capability `cc` (needs NVVM, not a GPU)."""
-    text, signature = source(key)
-    namespace = _namespace()
-    exec(compile(text, "<tapeflow cuda kernel>", "exec"), namespace)
-    code, _ = cuda().compile_ptx(namespace["kernel"], signature.args, cc=cc)
+    function, signature = _python_function(key)
+    code, _ = cuda().compile_ptx(function, signature.args, cc=cc)
     return code
 
 

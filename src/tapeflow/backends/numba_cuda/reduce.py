@@ -1,8 +1,9 @@
 """Reductions on the device (Sum, Mean, Max, Min, Prod, All, Any over any axes), as
-"reduce" kernels (kernels.py): each output element's reduced block is split into
-`parts` interleaved slices, one thread each, when there are too few outputs to fill the
-GPU; a second launch combines the slices. Float32 sums accumulate in float64, as the
-NumPy kernel does for long axes, so both agree to float32 rounding."""
+"reduce" kernels (kernels.py). When there are too few outputs to fill the GPU, each
+output's block is split into `parts` interleaved slices, one thread each, and further
+launches reduce the slices the same way, at least _GRAIN times fewer each time, until
+one value per output is left. Float32 sums accumulate in float64, as the NumPy kernel
+does for long axes, so both agree to float32 rounding."""
 
 import math
 
@@ -11,6 +12,8 @@ from ...device_tensor import on_device
 from ...ops.reduce import ALL, ANY, MAX, MEAN, MIN, PROD, SUM
 from . import device, kernels
 from .elementwise import SUPPORTED, _strides
+
+_GRAIN = 64  # each thread of a splitting launch reduces at least this many elements
 
 
 def _accumulator(kind, dtype):
@@ -23,6 +26,26 @@ def _accumulator(kind, dtype):
     return dtype.name
 
 
+def _blocks(shape, axis):
+    """(kept sizes, kept strides, reduced sizes, reduced strides) of a contiguous input,
+    adjacent dimensions of one kind merged and size-1 ones dropped: fewer index
+    computations per element, and fewer distinct kernels."""
+    groups = {False: [], True: []}
+    previous = None
+    for d, (size, stride) in enumerate(zip(shape, _strides(shape))):
+        if size == 1:
+            continue
+        reduced = d in axis
+        if previous is reduced:
+            groups[reduced][-1] = [groups[reduced][-1][0] * size, stride]
+        else:
+            groups[reduced].append([size, stride])
+        previous = reduced
+    kept, red = groups[False], groups[True]
+    return (tuple(s for s, _ in kept), tuple(t for _, t in kept),
+            tuple(s for s, _ in red), tuple(t for _, t in red))
+
+
 class Reduction:
     """A reduction entry (its `reduction` flag says how it accumulates)."""
 
@@ -31,36 +54,29 @@ class Reduction:
         if x.dtype.name not in SUPPORTED:
             return None
         kind = op.reduction
-        axis = tuple(attrs["axis"])
-        in_shape = x._shape
-        strides = _strides(in_shape)
-        kept = [d for d in range(len(in_shape)) if d not in axis]
-        kshape = tuple(in_shape[d] for d in kept)
-        rshape = tuple(in_shape[d] for d in axis)
+        kshape, kstride, rshape, rstride = _blocks(x._shape, tuple(attrs["axis"]))
         m, k = math.prod(kshape), math.prod(rshape)
         out = device.empty(m, dtype)
-        if m:
-            acc = _accumulator(kind, x.dtype)
-            source = device.device_array_of(x, index)
+        acc = _accumulator(kind, x.dtype)
+        source, source_dtype = device.device_array_of(x, index), x.dtype.name
+        count = k  # mean divides by the whole block's size, at the last launch
+        while m:
             blocks, threads = device.launch_shape(m)
             total = blocks * threads
-            parts = 1 if m >= total else max(1, min(k, total // m))
-            first = (kind, x.dtype.name, acc, dtype.name if parts == 1 else acc,
-                     len(kshape), len(rshape), parts == 1)
-            partial = out if parts == 1 else device.empty(m * parts, dtypes.as_dtype(acc))
-            self._launch(first, partial, m, parts, k, kshape,
-                         tuple(strides[d] for d in kept), rshape,
-                         tuple(strides[d] for d in axis), source, k)
-            if parts > 1:
-                self._launch((kind, acc, acc, dtype.name, 1, 1, True), out, m, 1, parts,
-                             (m,), (parts,), (parts,), (1,), partial, k)
+            parts = 1 if m >= total else max(1, min(k // _GRAIN, total // m))
+            last = parts == 1
+            target = out if last else device.empty(m * parts, dtypes.as_dtype(acc))
+            key = ("reduce", kind, source_dtype, acc, dtype.name if last else acc,
+                   len(kshape), len(rshape), last)
+            blocks, threads = device.launch_shape(m * parts)
+            kernels.kernel(key)[blocks, threads](target, m, parts, k, kshape, kstride,
+                                                 rshape, rstride, source, count)
+            if last:
+                break
+            # The slices of each output, side by side: reduced again along that axis.
+            source, source_dtype, k = target, acc, parts
+            kshape, kstride, rshape, rstride = (m,), (parts,), (parts,), (1,)
         return on_device(out, shape, dtype, index)
-
-    @staticmethod
-    def _launch(key_tail, out, m, parts, k, kshape, kstride, rshape, rstride, source, count):
-        blocks, threads = device.launch_shape(m * parts)
-        kernels.kernel(("reduce",) + key_tail)[blocks, threads](
-            out, m, parts, k, kshape, kstride, rshape, rstride, source, count)
 
 
 def attach(lowers):
