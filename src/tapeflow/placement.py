@@ -308,6 +308,11 @@ def gpus_visible():
     return len(_visible_indices("GPU"))
 
 
+def physical_gpu(index):
+    """The physical GPU that logical GPU `index` (as ops and `.device` name it) is."""
+    return _visible_indices("GPU")[index]
+
+
 def set_soft_device_placement(enabled):
     """`tf.config.set_soft_device_placement`: whether an op that cannot run where it was
     placed (no GPU kernel, no such device) runs on another device instead of raising."""

@@ -44,7 +44,8 @@ class NumbaCUDA(compiler.Backend):
 
     @staticmethod
     def upload(tensor, index):
-        return device.upload(tensor, index)
+        with device.selected(index):
+            return device.upload(tensor, index)
 
     def run(self, op, inputs, attrs, index):
         """The op's outputs computed on GPU `index`, or None when this backend has no
@@ -54,7 +55,8 @@ class NumbaCUDA(compiler.Backend):
         if lowering is None or op.n_out != 1:
             return None
         shape, dtype = op.infer(*inputs, **attrs)
-        out = lowering.run(op, inputs, attrs, shape, dtype, index)
+        with device.selected(index):
+            out = lowering.run(op, inputs, attrs, shape, dtype, index)
         if out is not None and op.differentiable:
             tapes = context.recording_tapes.get()
             if tapes:

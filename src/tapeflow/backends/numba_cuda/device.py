@@ -5,8 +5,11 @@ Device values are flat, contiguous arrays; a tensor's shape travels beside its a
 (device_tensor.py), so reshapes never copy and kernels index elements by one offset.
 """
 
+import contextlib
+
 import numpy as np
 
+from ... import placement
 from ...device_tensor import DeviceTensor, on_device
 
 _cuda = None
@@ -33,6 +36,14 @@ def device_count():
         return len(module.gpus) if module.is_available() else 0
     except Exception:  # no numba-cuda, no driver, a driver numba-cuda cannot load
         return 0
+
+
+def selected(index):
+    """A context in which allocations, copies and launches go to logical GPU `index`
+    (tf.config.set_visible_devices may hide some); physical GPU 0, the current one,
+    needs no switch."""
+    physical = placement.physical_gpu(index)
+    return cuda().gpus[physical] if physical else contextlib.nullcontext()
 
 
 def empty(n, dtype):

@@ -41,7 +41,9 @@ def _blocks(shape, axis):
         else:
             groups[reduced].append([size, stride])
         previous = reduced
-    kept, red = groups[False], groups[True]
+    # An empty tuple is numba's Tuple(), not the kernels' UniTuple(int64 x 0): a block of
+    # no dimensions is one of size 1.
+    kept, red = groups[False] or [[1, 0]], groups[True] or [[1, 0]]
     return (tuple(s for s, _ in kept), tuple(t for _, t in kept),
             tuple(s for s, _ in red), tuple(t for _, t in red))
 
