@@ -37,7 +37,8 @@ def _numba_cuda_installed():
 def _driver_present():
     """A cheap sign of an NVIDIA driver, checked before loading numba-cuda (which costs
     about a second) to count GPUs."""
-    if os.path.exists("/proc/driver/nvidia/version"):
+    if any(os.path.exists(p) for p in ("/proc/driver/nvidia/version", "/dev/nvidiactl",
+                                       "/dev/dxg")):  # Linux, containers, WSL
         return True
     if sys.platform == "win32":
         import ctypes.util
@@ -264,7 +265,7 @@ def list_physical_devices(device_type=None):
 
 def _visible_indices(device_type):
     if _devices.visible is None or device_type not in _devices.visible:
-        return list(range(1 if device_type == "CPU" else _count_gpus()))
+        return range(1 if device_type == "CPU" else _count_gpus())
     return _devices.visible[device_type]
 
 
@@ -287,7 +288,7 @@ def set_visible_devices(devices, device_type=None):
     types = {d.device_type for d in known} if device_type is None else {device_type}
     wanted = {t: [int(d.name.rsplit(":", 1)[1]) for d in devices if d.device_type == t]
               for t in types}
-    if all(wanted[t] == _visible_indices(t) for t in types):
+    if all(wanted[t] == list(_visible_indices(t)) for t in types):
         return
     if _devices.initialized:
         raise RuntimeError("Visible devices cannot be modified after being initialized")
