@@ -47,6 +47,19 @@ def _division_element(template):
     return element
 
 
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
+_BUILTINS = frozenset({"abs", "bool", "int", "float"})
+
+
+def _check_helpers(expression):
+    """A template naming a scalar helper the device lacks (an entry added with a new CPU
+    helper) runs on the CPU, not as a kernel that fails to compile."""
+    from .device_math import HELPERS
+    missing = set(_CALL.findall(expression)) - _BUILTINS - HELPERS.keys()
+    if missing:
+        raise NoDeviceLowering(f"no device function {', '.join(sorted(missing))}")
+
+
 def _strides(shape):
     strides, step = [], 1
     for d in reversed(shape):
@@ -89,6 +102,7 @@ class Map:
             operands = [f"x{used.index(i)}" if i in used else None for i in range(len(dtypes))]
             try:
                 expression, check = element(dtypes, out_dtype, operands, attr_names)
+                _check_helpers(expression)
             except NoDeviceLowering:
                 expression = check = None
             plan = self._plans[key] = (used, expression, check)
