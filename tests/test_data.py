@@ -169,3 +169,16 @@ def test_a_training_loop_over_batches():
             mean_loss.update_state(loss)
     assert float(mean_loss.result()) < 1e-3
     np.testing.assert_allclose(model.kernel.numpy(), [[3.0]], atol=0.05)
+
+
+def test_cache_to_a_file_is_read_by_later_runs_and_checked(tmp_path):
+    path = str(tmp_path / "squares")
+    first = D.range(4).map(lambda x: x * x).cache(path)
+    assert [int(v) for v in first] == [0, 1, 4, 9]
+    later_run = D.range(4).map(lambda x: x * 100).cache(path)  # reads the file instead
+    assert [int(v) for v in later_run] == [0, 1, 4, 9]
+    with pytest.raises(tf.errors.DataLossError, match="element_spec"):
+        list(D.from_tensor_slices([1.0, 2.0]).cache(path))
+    (tmp_path / "squares.tapeflow-cache.npz").write_bytes(b"not an archive")
+    with pytest.raises(tf.errors.DataLossError, match="not a readable dataset cache"):
+        list(D.range(4).cache(path))

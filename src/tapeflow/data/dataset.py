@@ -7,9 +7,12 @@ A dataset runs eagerly, element by element, even while a tf.function is being tr
 constants of the graph (TensorFlow instead builds one loop over a dataset op).
 """
 
+import os
+
 import numpy as np
 
 from .. import dtypes, errors, nest, ops
+from . import file_cache
 from ..graph.function import TensorSpec, function
 from ..graph.trace import init_scope
 from ..tensor import Tensor, _Operators, constant, convert_to_tensor
@@ -172,12 +175,11 @@ class Dataset:
         return _PrefetchDataset(self)
 
     def cache(self, filename="", name=None):
-        """The same elements, kept in memory by the first complete iteration and replayed
-        by the later ones (`map` functions upstream then run once per element)."""
-        if filename:
-            raise NotImplementedError("Dataset.cache: tapeflow caches in memory only; "
-                                      "leave filename at its default, ''.")
-        return _CacheDataset(self)
+        """The same elements, kept by the first complete iteration and replayed by the
+        later ones (`map` functions upstream then run once per element): in memory, or
+        with a `filename` in a file that later runs of the program read too
+        (data/file_cache.py)."""
+        return _CacheDataset(self, filename)
 
     def reduce(self, initial_state, reduce_func, name=None):
         """`reduce_func(state, element)` folded over the elements from `initial_state`."""
@@ -497,11 +499,14 @@ class _PrefetchDataset(_Transformed):
 class _CacheDataset(_Transformed):
     _repr_name = "CacheDataset"
 
-    def __init__(self, input):  # noqa: A002
+    def __init__(self, input, filename=""):  # noqa: A002
         self._cached = None
+        self._path = file_cache.cache_path(filename) if filename else None
         super().__init__(input)
 
     def _elements(self):
+        if self._cached is None and self._path and os.path.exists(self._path):
+            self._cached = file_cache.read(self._path, self.element_spec)
         if self._cached is not None:
             yield from self._cached
             return
@@ -510,3 +515,5 @@ class _CacheDataset(_Transformed):
             seen.append(element)
             yield element
         self._cached = seen
+        if self._path:
+            file_cache.write(self._path, seen)
