@@ -84,34 +84,70 @@ def _filter_matrices(w, groups):
 
 
 @_jit
+def _tap_range(z, size, window, stride, dilation, before):
+    """The taps [first, last) of a window along one axis that fall inside the image."""
+    start = z * stride - before
+    first = 0 if start >= 0 else (-start + dilation - 1) // dilation
+    last = 0 if start >= size else min(window, (size - 1 - start) // dilation + 1)
+    return first, max(first, last)
+
+
+@_jit
+def _copy_run(dst, to, src, at, length, add):
+    """dst[to:to + length] = src[at:at + length] (or +=): a plain loop, which LLVM
+    vectorizes, without the cost of slicing for the short runs of few channels."""
+    if add:
+        for t in range(length):
+            dst[to + t] += src[at + t]
+    else:
+        for t in range(length):
+            dst[to + t] = src[at + t]
+
+
+@_jit
 def _move_windows(image, cols, first, rows, g, cg, kh, kw, geo, gather):
     """gather: cols[r] = the window of output position first + r (the channels of group
     g), zeros where it hangs over the image. Otherwise the adjoint: each entry of cols
-    added to the input it reads."""
+    added to the input it reads. With one group and taps side by side (dilation 1 across
+    the width), a window's row is one contiguous run of the image."""
     sh, sw, dh, dw, top, left, oh, ow = geo
-    _, h, w, _ = image.shape
+    _, h, w, c = image.shape
+    flat = image.reshape(image.size)
+    runs = dw == 1 and cg == c
     per_image = oh * ow
     c0 = g * cg
+    row_length = kw * cg
     for r in range(rows):
         p = first + r
         n = p // per_image
         y = (p % per_image) // ow
         z = p % ow
+        window = cols[r]
+        j0, j1 = _tap_range(z, w, kw, sw, dw, left)
         for i in range(kh):
             iy = y * sh - top + i * dh
-            for j in range(kw):
-                ix = z * sw - left + j * dw
-                base = (i * kw + j) * cg
-                inside = 0 <= iy < h and 0 <= ix < w
-                if gather and inside:
-                    for c in range(cg):
-                        cols[r, base + c] = image[n, iy, ix, c0 + c]
-                elif gather:
-                    for c in range(cg):
-                        cols[r, base + c] = 0
-                elif inside:
-                    for c in range(cg):
-                        image[n, iy, ix, c0 + c] += cols[r, base + c]
+            base = i * row_length
+            inside = 0 <= iy < h and j0 < j1
+            if gather:
+                start, stop = (base + j0 * cg, base + j1 * cg) if inside else (base, base)
+                for t in range(base, start):
+                    window[t] = 0
+                for t in range(stop, base + row_length):
+                    window[t] = 0
+            if not inside:
+                continue
+            pixel = ((n * h + iy) * w + z * sw - left) * c + c0
+            if runs:
+                if gather:
+                    _copy_run(window, base + j0 * c, flat, pixel + j0 * c, (j1 - j0) * c, False)
+                else:
+                    _copy_run(flat, pixel + j0 * c, window, base + j0 * c, (j1 - j0) * c, True)
+                continue
+            for j in range(j0, j1):
+                if gather:
+                    _copy_run(window, base + j * cg, flat, pixel + j * dw * c, cg, False)
+                else:
+                    _copy_run(flat, pixel + j * dw * c, window, base + j * cg, cg, True)
 
 
 @_jit
@@ -186,8 +222,11 @@ def conv2d_filter_grad_nhwc(x, dy, kh, kw, cg, geo):
         rows = min(block, positions - first)
         for g in range(groups):
             _move_windows(x, cols, first, rows, g, cg, kh, kw, geo, True)
-            part[:rows] = flat[first:first + rows, g * og:(g + 1) * og]
-            _product_into(cols[:rows], part[:rows], True, False, step)
+            if groups == 1:
+                _product_into(cols[:rows], flat[first:first + rows], True, False, step)
+            else:
+                part[:rows] = flat[first:first + rows, g * og:(g + 1) * og]
+                _product_into(cols[:rows], part[:rows], True, False, step)
             total[g] += step
     for g in range(groups):
         for i in range(kh):
