@@ -73,6 +73,30 @@ def test_segments_and_partitions():
     assert tape.gradient(y, v).numpy().tolist() == [2.0, 2.0, 6.0]
 
 
+def test_segment_reductions_match_tensorflow():
+    d = tf.constant([[1.0, 2.0], [3.0, -4.0], [5.0, 6.0], [7.0, 8.0]])
+    lowest = float(np.finfo(np.float32).min)
+    assert tf.math.unsorted_segment_max(d, [0, 0, 2, -1], 3).numpy().tolist() == [
+        [3.0, 2.0], [lowest, lowest], [5.0, 6.0]]
+    assert tf.math.unsorted_segment_prod(d, [0, 0, 2, -1], 3).numpy().tolist() == [
+        [3.0, -8.0], [1.0, 1.0], [5.0, 6.0]]
+    assert tf.math.segment_mean(d, [0, 0, 2, 2]).numpy().tolist() == [
+        [2.0, -1.0], [0.0, 0.0], [6.0, 7.0]]
+    assert tf.math.segment_max(d, [0, 0, 2, 2]).numpy().tolist() == [
+        [3.0, 2.0], [0.0, 0.0], [7.0, 8.0]]
+    with pytest.raises(InvalidArgumentError, match="segment ids are not increasing"):
+        tf.math.segment_sum(d, [0, 2, 1, 2])
+    v = tf.Variable([[1.0, 2.0], [3.0, -4.0], [3.0, 6.0], [7.0, 8.0]])
+    weights = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    with tf.GradientTape(persistent=True) as tape:
+        tied_max = tf.reduce_sum(tf.math.unsorted_segment_max(v, [0, 0, 0, 1], 2) * weights)
+        product = tf.reduce_sum(tf.math.segment_prod(v, [0, 0, 1, 1]) * weights)
+    assert tape.gradient(tied_max, v).numpy().tolist() == [
+        [0.0, 0.0], [0.5, 0.0], [0.5, 2.0], [3.0, 4.0]]
+    assert tape.gradient(product, v).numpy().tolist() == [
+        [3.0, -8.0], [1.0, 4.0], [21.0, 32.0], [9.0, 24.0]]
+
+
 def test_clip_by_global_norm():
     clipped, norm = tf.clip_by_global_norm([tf.constant([3.0, 4.0]), tf.constant([0.0, 12.0])],
                                            6.5)

@@ -16,6 +16,9 @@ from .ops.elementwise import rint, scalar_mul  # noqa: F401
 from .ops.nn import in_top_k, softsign  # noqa: F401
 from .ops.reduce import cumulative_logsumexp  # noqa: F401
 from .ops.segments import unsorted_segment_mean, unsorted_segment_sqrt_n  # noqa: F401
+from .ops.segment_reductions import (  # noqa: F401
+    segment_max, segment_mean, segment_min, segment_prod, segment_sum, unsorted_segment_max,
+    unsorted_segment_min, unsorted_segment_prod)
 from .ops.statistics import (  # noqa: F401
     accumulate_n, is_non_decreasing, is_strictly_increasing, zero_fraction)
 from .ops.trigonometric import (  # noqa: F401

@@ -53,6 +53,7 @@ from .random import (
 )
 from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM, SUM, reduce_all
 from .checks import ASSERT, CHECK_NUMERICS
+from .segment_reductions import SEGMENT_OPS
 from .searching import LOWER_BOUND, UNIQUE, UNIQUE_WITH_COUNTS, UPPER_BOUND
 from .sorting import TOP_K
 from .registry import bind
@@ -438,7 +439,7 @@ def _tensor_scatter_add(op, inputs, attrs, batch):
                              stacked(updates, batch)], attrs))
 
 
-@batches(SEGMENT_SUM)
+@batches(SEGMENT_SUM, *(SEGMENT_OPS[(kind, False)] for kind in ("max", "min", "prod")))
 def _segment_sum(op, inputs, attrs, batch):
     # Example b's segment s becomes segment b * num_segments + s of one flat sum.
     data, ids = inputs
@@ -453,6 +454,18 @@ def _segment_sum(op, inputs, attrs, batch):
     flat_ids = _bind(SELECT, [kept, shifted, stacked_ids])
     out = bind(op, [stacked(data, batch), flat_ids], {"num_segments": batch * segments})
     return Batched(_reshape(out, (batch, segments) + tuple(data._shape[len(ids._shape):])))
+
+
+@batches(*(SEGMENT_OPS[(kind, True)] for kind in ("sum", "mean", "max", "min", "prod")))
+def _sorted_segments(op, inputs, attrs, batch):
+    # Every example shares the ids: the examples ride along as a trailing axis of rows.
+    data, ids = inputs
+    if type(ids) is Batched:
+        raise NotBatchable(f"{op.name} with a stack of segment ids")
+    rank = len(data._shape) + 1
+    swap = [1, 0] + list(range(2, rank))
+    out = bind(op, [_transpose(stacked(data, batch), swap), ids], attrs)
+    return Batched(_transpose(out, swap))
 
 
 # -- reductions -----------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     random,
     reduce,
     searching,
+    segments,
     shape,
     sorting,
     variables,

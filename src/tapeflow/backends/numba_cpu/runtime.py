@@ -110,6 +110,10 @@ _MESSAGES = {
     "index": "slice index {value} of dimension {detail} out of bounds. (at {where})",
     "gather": "indices{index} = {value} is not in [0, {values[1]}) (at {where})",
     "segment": "segment_ids{index} = {value} is out of range [0, {values[1]}) (at {where})",
+    "segment_size": "segment_ids should be the same size as dimension 0 of input. (at {where})",
+    "segment_negative": "Segment id {value} out of range [0, 1), possibly because "
+                        "'segment_ids' input is not sorted. (at {where})",
+    "segment_order": "segment ids are not increasing (at {where})",
     "nd_index": "{nd} (at {where})",
     "label": "Received a label value of {value} which is outside the valid range "
              "(at {where})",

@@ -10,7 +10,7 @@ editing one invalidates the compiled kernels.
 from numba import njit
 
 # The modules whose public functions generated kernels import by name.
-HELPER_MODULES = ("scalar_math", "arrays", "gemm", "matrices", "windows")
+HELPER_MODULES = ("scalar_math", "arrays", "gemm", "matrices", "windows", "segments")
 # Every module whose source the compiled kernels depend on.
 SOURCE_MODULES = HELPER_MODULES + ("microgemm", "numpy_blas")
 
