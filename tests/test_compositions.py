@@ -97,6 +97,25 @@ def test_segment_reductions_match_tensorflow():
         [3.0, -8.0], [1.0, 4.0], [21.0, 32.0], [9.0, 24.0]]
 
 
+def test_truncation_saturation_histograms_and_permutations():
+    assert tf.truncatediv(tf.constant([-7, 7, -7, 6]), tf.constant([2, -2, -2, -3])).numpy(
+        ).tolist() == [-3, -3, 3, -2]
+    assert tf.truncatemod(tf.constant([-7, 7, -7]), tf.constant([2, -2, -2])).numpy(
+        ).tolist() == [-1, 1, -1]
+    assert tf.truncatediv(tf.constant([-7.5]), tf.constant([2.0])).numpy().tolist() == [-3.0]
+    assert tf.saturate_cast(tf.constant([-3.0, 300.0, 1.5]), tf.uint8).numpy().tolist() == [
+        0, 255, 1]
+    assert tf.saturate_cast(tf.constant([1e10, -1e10]), tf.int32).numpy().tolist() == [
+        2147483520, -2147483648]  # the largest float32 inside int32's range, as TensorFlow
+    assert tf.histogram_fixed_width(tf.constant([-1.0, 0.0, 1.5, 2.0, 5.0, 15.0]), [0.0, 5.0],
+                                    nbins=5).numpy().tolist() == [2, 1, 1, 0, 2]
+    assert tf.math.invert_permutation([3, 4, 0, 2, 1]).numpy().tolist() == [2, 4, 3, 0, 1]
+    with pytest.raises(InvalidArgumentError, match="0 is duplicated in the input"):
+        tf.math.invert_permutation([0, 0])
+    assert tf.tensor_scatter_nd_sub(tf.constant([1.0, 2.0, 3.0]), [[0], [2]],
+                                    [5.0, 6.0]).numpy().tolist() == [-4.0, 2.0, -3.0]
+
+
 def test_clip_by_global_norm():
     clipped, norm = tf.clip_by_global_norm([tf.constant([3.0, 4.0]), tf.constant([0.0, 12.0])],
                                            6.5)

@@ -36,6 +36,9 @@ from .ops.functional import foldl, foldr, map_fn, scan, vectorized_map
 from .autodiff.custom import no_gradient
 from .autodiff.recompute import grad_pass_through, recompute_grad
 from .autodiff.symbolic import gradients, hessians
+from .ops.indexing import tensor_scatter_nd_sub
+from .ops.segments import histogram_fixed_width
+from .ops.truncation import saturate_cast, truncatediv, truncatemod
 from .ops.reduce import (argmax, argmin, cumsum, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from .ops.shape import (broadcast_to, concat, expand_dims, pad, rank, reshape, reverse, shape,

@@ -14,6 +14,7 @@ from .searching import *  # noqa: F401,F403
 from .switch import *  # noqa: F401,F403
 from .segments import *  # noqa: F401,F403
 from .segment_reductions import *  # noqa: F401,F403
+from .truncation import *  # noqa: F401,F403
 from .clipping import *  # noqa: F401,F403
 from .functional import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403

@@ -466,6 +466,12 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
     return bind(TENSOR_SCATTER_ADD, (as_tensor(tensor), as_tensor(indices), as_tensor(updates)))
 
 
+def tensor_scatter_nd_sub(tensor, indices, updates, name=None):
+    """`tensor` with `updates` subtracted at `indices` (tf.tensor_scatter_nd_sub)."""
+    from .elementwise import negative
+    return tensor_scatter_nd_add(tensor, indices, negative(as_tensor(updates)))
+
+
 # -- queries and other non-differentiable ops ------------------------------------------------
 
 def _where_infer(condition):
@@ -759,6 +765,7 @@ __all__ = [
     "slice",
     "strided_slice",
     "tensor_scatter_nd_add",
+    "tensor_scatter_nd_sub",
     "unsorted_segment_sum",
     "where_indices",
 ]

@@ -11,7 +11,7 @@ from . import rules
 from .creation import ones, range as _range
 from .elementwise import (cast, floordiv, floormod, less, multiply, subtract, where,
                           zeros_like)
-from .indexing import gather, where_indices
+from .indexing import gather, scatter_nd, where_indices
 from .reduce import reduce_max
 from .shape import expand_dims, reshape, shape as _shape, squeeze, stack, transpose
 
@@ -220,5 +220,30 @@ def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=No
     return transpose(gathered, list(np.argsort(perm)))
 
 
+def invert_permutation(x, name=None):
+    """The inverse permutation: y[x[i]] = i (tf.math.invert_permutation).
+
+    >>> import tapeflow as tf
+    >>> tf.math.invert_permutation([3, 4, 0, 2, 1]).numpy()
+    array([2, 4, 3, 0, 1], dtype=int32)
+    """
+    x = rules.as_tensor(x)
+    if len(x._shape) != 1:
+        raise rules.op_error("InvertPermutation", f"invert_permutation expects a 1D vector, "
+                                                  f"got {rules.describe(x)}")
+    if not isinstance(x, Symbolic):
+        values = x.numpy()
+        seen = set()
+        for v in values.tolist():
+            if not 0 <= v < values.size:
+                raise rules.op_error("InvertPermutation", f"{v} is not between 0 and "
+                                                          f"{values.size}")
+            if v in seen:
+                raise rules.op_error("InvertPermutation", f"{v} is duplicated in the input.")
+            seen.add(v)
+    n = _shape(x, out_type=x.dtype)
+    return scatter_nd(expand_dims(x, 1), _range(n[0], dtype=x.dtype), n)
+
+
 __all__ = ["roll", "repeat", "meshgrid", "sequence_mask", "boolean_mask", "unravel_index",
-           "reverse_sequence"]
+           "reverse_sequence", "invert_permutation"]

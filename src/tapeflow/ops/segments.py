@@ -1,9 +1,11 @@
 """Segment means and partitions composed of the table's ops, as TensorFlow composes them:
 tf.math.unsorted_segment_mean, unsorted_segment_sqrt_n and tf.dynamic_partition."""
 
+from .. import dtypes
 from ..tensor import ValuelessTensor
 from . import rules
-from .elementwise import cast, equal, maximum, rsqrt
+from .creation import ones_like
+from .elementwise import cast, clip_by_value, equal, floor, maximum, rsqrt
 from .indexing import gather, unsorted_segment_sum, where_indices
 from .shape import expand_dims, reshape, squeeze
 
@@ -68,4 +70,27 @@ def dynamic_partition(data, partitions, num_partitions, name=None):
             for k in range(num_partitions)]
 
 
-__all__ = ["unsorted_segment_mean", "unsorted_segment_sqrt_n", "dynamic_partition"]
+def histogram_fixed_width(values, value_range, nbins=100, dtype=dtypes.int32, name=None):
+    """How many of `values` fall in each of `nbins` equal bins over value_range = [lo, hi]
+    (values outside count in the first or last bin), as tf.histogram_fixed_width.
+
+    >>> import tapeflow as tf
+    >>> tf.histogram_fixed_width(tf.constant([-1.0, 0.0, 1.5, 2.0, 5.0, 15.0]), [0.0, 5.0], 5).numpy()
+    array([2, 1, 1, 0, 2], dtype=int32)
+    """
+    values = rules.as_tensor(values)
+    value_range = rules.as_tensor(value_range, values.dtype)
+    nbins = rules.int_scalar(nbins, "HistogramFixedWidth", "nbins")
+    if nbins <= 0:
+        raise rules.op_error("HistogramFixedWidth", f"nbins should be a positive number, but "
+                                                    f"got '{nbins}'")
+    low, high = value_range[0], value_range[1]
+    flat = reshape(values, [-1])
+    position = floor((flat - low) / (high - low) * float(nbins))
+    bins = cast(clip_by_value(position, 0.0, float(nbins - 1)), dtypes.int32)
+    counts = unsorted_segment_sum(cast(ones_like(flat), dtypes.as_dtype(dtype)), bins, nbins)
+    return counts
+
+
+__all__ = ["unsorted_segment_mean", "unsorted_segment_sqrt_n", "dynamic_partition",
+           "histogram_fixed_width"]
