@@ -10,6 +10,9 @@ from .ops.nonfinite import (  # noqa: F401
     divide_no_nan, is_finite, is_inf, is_nan, multiply_no_nan, reciprocal_no_nan, xdivy,
     xlog1py)
 from .ops.sorting import top_k  # noqa: F401
+from .ops.special import (  # noqa: F401
+    bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, digamma, erfcinv, erfinv, igamma, igammac,
+    lbeta, lgamma, ndtri, polygamma, zeta)
 from .ops.statistics import (  # noqa: F401
     add_n, polyval, reduce_euclidean_norm, reduce_std, reduce_variance)
 from .ops.elementwise import rint, scalar_mul  # noqa: F401
@@ -29,3 +32,15 @@ from .ops.reduce import (  # noqa: F401
     argmax, argmin, count_nonzero, cumprod, cumsum, reduce_all, reduce_any, reduce_logsumexp,
     reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from .ops.indexing import unsorted_segment_sum  # noqa: F401
+
+
+def _special_namespace():
+    """tf.math.special: TensorFlow's module of Bessel functions, one namespace here."""
+    import types
+    namespace = types.ModuleType(f"{__name__}.special", _special_namespace.__doc__)
+    for fn in (bessel_i0, bessel_i0e, bessel_i1, bessel_i1e):
+        setattr(namespace, fn.__name__, fn)
+    return namespace
+
+
+special = _special_namespace()

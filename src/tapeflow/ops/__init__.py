@@ -7,6 +7,7 @@ from .creation import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
 from .trigonometric import *  # noqa: F401,F403
 from .nonfinite import *  # noqa: F401,F403
+from .special import *  # noqa: F401,F403
 from .statistics import *  # noqa: F401,F403
 from .sorting import *  # noqa: F401,F403
 from .rearrange import *  # noqa: F401,F403

@@ -1,5 +1,6 @@
 """The Numba helpers generated kernels call, by kind: scalar_math (the elementwise
-templates' polynomial helpers, inlined and vectorized by LLVM), arrays (kernels of the ops
+templates' polynomial helpers, inlined and vectorized by LLVM), special_math (the
+special functions' series and continued fractions), arrays (kernels of the ops
 that are not loops over elements), gemm (matrix products through NumPy's OpenBLAS,
 numpy_blas, or tapeflow's own float32 product, microgemm).
 
@@ -10,7 +11,8 @@ editing one invalidates the compiled kernels.
 from numba import njit
 
 # The modules whose public functions generated kernels import by name.
-HELPER_MODULES = ("scalar_math", "arrays", "gemm", "matrices", "windows", "segments")
+HELPER_MODULES = ("scalar_math", "special_math", "arrays", "gemm", "matrices", "windows",
+                  "segments")
 # Every module whose source the compiled kernels depend on.
 SOURCE_MODULES = HELPER_MODULES + ("microgemm", "numpy_blas")
 
