@@ -11,38 +11,14 @@ import numpy as np
 from .. import dtypes
 from . import rules
 from .registry import OpDef, bind, register
-from .windows import CHANNEL_AXIS, check_window_attrs, from_nhwc, geometry, numpy_kernel, \
-    patches, scatter_patches, spatial, to_nhwc
+from .windows import CHANNEL_AXIS, check_window_attrs, explicit_pairs, from_nhwc, geometry, \
+    numpy_kernel, patches, scatter_patches, spatial, to_nhwc
 
 _CONV_DTYPES = "half, bfloat16, float, double, int32"
 
 
 def _conv_dtype(d):
     return d in (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32)
-
-
-def _explicit_pairs(op_name, padding, explicit_paddings, data_format):
-    """The (before, after) pairs of the spatial axes for EXPLICIT padding, else None."""
-    if padding not in ("SAME", "VALID", "EXPLICIT"):
-        raise rules.op_error(op_name, f'Value for attr \'padding\' of "{padding}" is not in '
-                                      f'the list of allowed values: "SAME", "VALID", '
-                                      f'"EXPLICIT"')
-    if padding != "EXPLICIT":
-        if explicit_paddings:
-            raise rules.op_error(op_name, "explicit_paddings attribute must be empty if the "
-                                          "padding attribute is not EXPLICIT")
-        return None
-    if len(explicit_paddings) != 8:
-        raise rules.op_error(op_name, f"explicit_paddings attribute must contain 8 values, "
-                                      f"but got: {len(explicit_paddings)}")
-    pairs = [tuple(explicit_paddings[2 * i:2 * i + 2]) for i in range(4)]
-    if any(p < 0 for p in explicit_paddings):
-        raise rules.op_error(op_name, "All elements of explicit_paddings must be "
-                                      "nonnegative")
-    if pairs[0] != (0, 0) or pairs[CHANNEL_AXIS[data_format]] != (0, 0):
-        raise rules.op_error(op_name, "Nonzero explicit padding in the batch or depth "
-                                      "dimensions is not supported")
-    return spatial(pairs, data_format)
 
 
 def _known(op_name, shape, what):
@@ -56,7 +32,7 @@ def _geometry(op_name, image_shape, filter_shape, strides, padding, explicit_pad
               data_format, dilations):
     """Checks the attrs and the image / filter shapes; (geometry, groups)."""
     check_window_attrs(op_name, strides, dilations, data_format)
-    pairs = _explicit_pairs(op_name, padding, explicit_paddings, data_format)
+    pairs = explicit_pairs(op_name, padding, explicit_paddings, data_format)
     depth = image_shape[CHANNEL_AXIS[data_format]]
     filter_depth, out_depth = filter_shape[2], filter_shape[3]
     if filter_depth == 0 or depth % filter_depth:
@@ -325,7 +301,7 @@ def window_sequence(value, n, channel_index, name):
     return tuple([1, 1] + value if channel_index == 1 else [1] + value + [1])
 
 
-def _padding(padding, data_format, n=2):
+def padding_attrs(padding, data_format, n=2):
     """(padding, explicit_paddings) from a string or a list of (before, after) pairs."""
     if isinstance(padding, (list, tuple)):
         if len(padding) != n + 2:
@@ -363,7 +339,7 @@ def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None,
     x, w = rules.as_tensors(input, filters)
     data_format = _format(data_format)
     channel = CHANNEL_AXIS.get(data_format, 3)
-    padding, explicit = _padding(padding, data_format)
+    padding, explicit = padding_attrs(padding, data_format)
     return bind(CONV2D, (x, w), {
         "strides": window_sequence(strides, 2, channel, "strides"), "padding": padding,
         "explicit_paddings": explicit, "data_format": data_format,
@@ -377,7 +353,7 @@ def conv2d_transpose(input, filters, output_shape, strides, padding="SAME",
     dy, w = rules.as_tensors(input, filters)
     data_format = _format(data_format)
     channel = CHANNEL_AXIS.get(data_format, 3)
-    padding, explicit = _padding(padding, data_format)
+    padding, explicit = padding_attrs(padding, data_format)
     sizes = rules.int_tuple(output_shape, "output_shape", "Conv2DBackpropInput")
     return bind(CONV2D_BACKPROP_INPUT, (w, dy), {
         "input_sizes": sizes, "strides": window_sequence(strides, 2, channel, "strides"),

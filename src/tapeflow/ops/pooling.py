@@ -10,15 +10,17 @@ import numpy as np
 from ..errors import UnimplementedError
 from . import rules
 from .registry import OpDef, bind, register
-from .windows import CHANNEL_AXIS, check_window_attrs, from_nhwc, geometry, numpy_kernel, \
-    patches, scatter_patches, spatial, to_nhwc
+from .windows import CHANNEL_AXIS, check_window_attrs, explicit_pairs, from_nhwc, geometry, \
+    numpy_kernel, patches, scatter_patches, spatial, to_nhwc
 
 _MAX_DTYPES = "half, bfloat16, float, double, int32, int64, int8, uint8, int16"
 _AVG_DTYPES = "half, bfloat16, float, double"
 
 
-def _window_geometry(op_name, shape, ksize, strides, padding, data_format):
-    """TensorFlow's checks of a pooling window's attrs; (geometry, windows, strides)."""
+def _window_geometry(op_name, shape, ksize, strides, padding, data_format,
+                     explicit_paddings=()):
+    """TensorFlow's checks of a pooling window's attrs; (geometry, windows, strides).
+    Max pooling also takes EXPLICIT padding (pairs of at most the window less one)."""
     if len(ksize) != 4:
         raise rules.op_error(op_name, "Sliding window ksize field must specify 4 dimensions")
     if min(ksize) <= 0:
@@ -29,11 +31,14 @@ def _window_geometry(op_name, shape, ksize, strides, padding, data_format):
         raise UnimplementedError(f"Pooling is not yet supported on the batch dimension. "
                                  f"[Op:{op_name}]", op=op_name)
     if ksize[CHANNEL_AXIS[data_format]] != 1:
-        raise UnimplementedError(f"Pooling across depth is not supported by {op_name} here: "
-                                 f"ksize {list(ksize)} [Op:{op_name}]", op=op_name)
-    if padding not in ("SAME", "VALID"):
+        raise UnimplementedError(_depth_pooling_refused(op_name, ksize, data_format),
+                                 op=op_name)
+    allowed = ("SAME", "VALID", "EXPLICIT") if op_name.startswith("Max") else ("SAME", "VALID")
+    if padding not in allowed:
+        listed = ", ".join(f'"{p}"' for p in allowed)
         raise rules.op_error(op_name, f'Value for attr \'padding\' of "{padding}" is not in '
-                                      f'the list of allowed values: "SAME", "VALID"')
+                                      f'the list of allowed values: {listed}')
+    pairs = explicit_pairs(op_name, padding, explicit_paddings, data_format)
     if len(shape) != 4:
         raise rules.op_error(op_name, f"tensor_in must be 4-dimensional: "
                                       f"{rules.kernel_dims(shape)}")
@@ -43,9 +48,25 @@ def _window_geometry(op_name, shape, ksize, strides, padding, data_format):
                                       f"{rules.kernel_dims(shape)}")
     windows = spatial(ksize, data_format)
     steps = spatial(strides, data_format)
+    for (before, after), window, sides in zip(pairs or (), windows,
+                                              (("Top", "Bottom"), ("Left", "Right"))):
+        for side, pad in zip(sides, (before, after)):
+            if pad >= window:
+                raise rules.op_error(op_name, f"{side} padding {pad} needs to be smaller "
+                                              f"than the window size {window}")
     geo = geometry(op_name, spatial(shape, data_format), windows, steps, (1, 1), padding,
-                   None)
+                   pairs)
     return geo, windows, steps
+
+
+def _depth_pooling_refused(op_name, ksize, data_format):
+    """The op pools spatial windows; tf.nn.max_pool2d computes a window across depth
+    alone by a reshape (max_pool2d's _depth_max_pool), as TensorFlow's messages say."""
+    spatial_window = any(k != 1 for k in spatial(ksize, data_format))
+    reason = ("MaxPooling supports exactly one of pooling across depth or pooling across "
+              "width/height." if spatial_window else
+              "Pooling across depth is computed by tf.nn.max_pool2d, not by this op.")
+    return f"{reason} [Op:{op_name}]"
 
 
 def kernel_geometry(op_name, image_shape, attrs):
@@ -53,7 +74,8 @@ def kernel_geometry(op_name, image_shape, attrs):
     stride h, stride w, padding top, padding left, out h, out w)."""
     geo, windows, steps = _window_geometry(op_name, image_shape, attrs["ksize"],
                                            attrs["strides"], attrs["padding"],
-                                           attrs["data_format"])
+                                           attrs["data_format"],
+                                           attrs.get("explicit_paddings", ()))
     (oh, top, _), (ow, left, _) = geo
     return (*windows, *steps, top, left, oh, ow)
 
@@ -65,10 +87,10 @@ def _output_shape(shape, geo, data_format):
 
 
 def _pool_infer(op_name, allowed, what):
-    def infer(input, ksize, strides, padding, data_format):
+    def infer(input, ksize, strides, padding, data_format, explicit_paddings=()):
         rules.check_dtype_in(op_name, input, allowed, what)
         geo, _, _ = _window_geometry(op_name, input._shape, ksize, strides, padding,
-                                     data_format)
+                                     data_format, explicit_paddings)
         return _output_shape(input._shape, geo, data_format), input.dtype
     return infer
 
@@ -85,32 +107,33 @@ def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-def _nhwc_windows(x, ksize, strides, padding, data_format, fill):
+def _nhwc_windows(x, ksize, strides, padding, data_format, explicit_paddings, fill):
     geo, windows, steps = _window_geometry("MaxPool", x.shape, ksize, strides, padding,
-                                           data_format)
+                                           data_format, explicit_paddings)
     cols = patches(to_nhwc(x, data_format), windows, steps, (1, 1), geo, fill)
     n, oh, ow, c = cols.shape[:4]
     return cols.reshape(n, oh, ow, c, -1), geo, windows, steps
 
 
-def _max_pool_kernel(input, ksize, strides, padding, data_format):
+def _max_pool_kernel(input, ksize, strides, padding, data_format, explicit_paddings=()):
     cols, _, _, _ = _nhwc_windows(input, ksize, strides, padding, data_format,
-                                  _lowest(input.dtype))
+                                  explicit_paddings, _lowest(input.dtype))
     out = cols.max(axis=-1) if cols.shape[-1] else cols[..., 0]
     return np.ascontiguousarray(from_nhwc(out, data_format))
 
 
-def _argmax_windows(orig_input, ksize, strides, padding, data_format):
+def _argmax_windows(orig_input, ksize, strides, padding, data_format, explicit_paddings):
     """Where in each window its largest input is (the first of equal ones)."""
     cols, geo, windows, steps = _nhwc_windows(orig_input, ksize, strides, padding,
-                                              data_format, _lowest(orig_input.dtype))
+                                              data_format, explicit_paddings,
+                                              _lowest(orig_input.dtype))
     return np.argmax(cols, axis=-1), geo, windows, steps
 
 
 def _max_pool_grad_kernel(orig_input, orig_output, grad, ksize, strides, padding,
-                          data_format):
+                          data_format, explicit_paddings=()):
     where, geo, windows, steps = _argmax_windows(orig_input, ksize, strides, padding,
-                                                 data_format)
+                                                 data_format, explicit_paddings)
     dy = to_nhwc(grad, data_format)
     cols = np.zeros(where.shape + (windows[0] * windows[1],), grad.dtype)
     np.put_along_axis(cols, where[..., None], dy[..., None], axis=-1)
@@ -121,9 +144,9 @@ def _max_pool_grad_kernel(orig_input, orig_output, grad, ksize, strides, padding
 
 
 def _max_pool_grad_grad_kernel(orig_input, orig_output, grad, ksize, strides, padding,
-                               data_format):
+                               data_format, explicit_paddings=()):
     where, geo, windows, steps = _argmax_windows(orig_input, ksize, strides, padding,
-                                                 data_format)
+                                                 data_format, explicit_paddings)
     cols = patches(to_nhwc(grad, data_format), windows, steps, (1, 1), geo)
     cols = cols.reshape(where.shape + (-1,))
     out = np.take_along_axis(cols, where[..., None], axis=-1)[..., 0]
@@ -164,11 +187,12 @@ def _avg_pool_grad_kernel(grad, orig_input_shape, ksize, strides, padding, data_
 def _max_grad_infer(op_name, grad_is_pooled):
     """MaxPoolGrad takes the pooled shape's gradient and gives the image's;
     MaxPoolGradGrad the other way round."""
-    def infer(orig_input, orig_output, grad, ksize, strides, padding, data_format):
+    def infer(orig_input, orig_output, grad, ksize, strides, padding, data_format,
+              explicit_paddings=()):
         rules.check_same_dtype(op_name, (orig_input, orig_output, grad))
         rules.check_dtype_in(op_name, orig_input, _is_max_dtype, _MAX_DTYPES)
         geo, _, _ = _window_geometry(op_name, orig_input._shape, ksize, strides, padding,
-                                     data_format)
+                                     data_format, explicit_paddings)
         pooled = _output_shape(orig_input._shape, geo, data_format)
         image = tuple(orig_input._shape)
         want = {"orig_output": pooled, "grad": pooled if grad_is_pooled else image}
@@ -204,7 +228,8 @@ def _avg_grad_infer(grad, orig_input_shape, ksize, strides, padding, data_format
 # -- gradients -------------------------------------------------------------------------------
 
 def _pool_attrs(attrs):
-    return {k: attrs[k] for k in ("ksize", "strides", "padding", "data_format")}
+    return {k: attrs[k] for k in ("ksize", "strides", "padding", "data_format",
+                                  "explicit_paddings") if k in attrs}
 
 
 def _max_pool_grad(ctx, dy):
@@ -262,16 +287,43 @@ POOLS = (MAX_POOL, MAX_POOL_GRAD, MAX_POOL_GRAD_GRAD, AVG_POOL, AVG_POOL_GRAD)
 # -- the public functions --------------------------------------------------------------------
 
 def _pool2d(op, input, ksize, strides, padding, data_format):
-    from .convolution import window_sequence
+    from .convolution import padding_attrs, window_sequence
     x = rules.as_tensor(input)
     data_format = "NHWC" if data_format is None else data_format
     channel = CHANNEL_AXIS.get(data_format, 3)
-    if isinstance(padding, (list, tuple)):
-        raise ValueError(f"Explicit padding is not supported by {op.name} here. Received: "
-                         f"padding={padding}")
-    return bind(op, (x,), {"ksize": window_sequence(ksize, 2, channel, "ksize"),
-                           "strides": window_sequence(strides, 2, channel, "strides"),
-                           "padding": padding, "data_format": data_format})
+    attrs = {"ksize": window_sequence(ksize, 2, channel, "ksize"),
+             "strides": window_sequence(strides, 2, channel, "strides"),
+             "padding": padding, "data_format": data_format}
+    if op is MAX_POOL:
+        attrs["padding"], attrs["explicit_paddings"] = padding_attrs(padding, data_format)
+        if attrs["ksize"][channel] != 1 and data_format == "NHWC":
+            return _depth_max_pool(x, attrs)
+    elif isinstance(padding, (list, tuple)):
+        raise TypeError(f"Expected string for argument 'padding' not {padding}.")
+    return bind(op, (x,), attrs)
+
+
+def _depth_max_pool(x, attrs):
+    """Max pooling across channels alone (a window and a stride of k channels, as
+    TensorFlow requires): each pixel's channels as a row of 1 x k windows."""
+    from .shape import reshape
+    op_name = "MaxPool"
+    k = attrs["ksize"][3]
+    if any(d != 1 for d in attrs["ksize"][1:3]):
+        raise UnimplementedError(_depth_pooling_refused(op_name, attrs["ksize"], "NHWC"),
+                                 op=op_name)
+    depth = x._shape[3]
+    if depth is None or depth % k:
+        raise UnimplementedError(f"Depthwise max pooling requires the depth window to evenly "
+                                 f"divide the input depth [Op:{op_name}]", op=op_name)
+    if attrs["strides"][3] != k:
+        raise UnimplementedError(f"Depthwise max pooling requires the depth window to equal "
+                                 f"the depth stride [Op:{op_name}]", op=op_name)
+    rows = reshape(x, (-1, 1, depth, 1))
+    pooled = bind(MAX_POOL, (rows,), {**attrs, "ksize": (1, 1, k, 1),
+                                      "strides": (1, 1, k, 1), "padding": "VALID",
+                                      "explicit_paddings": ()})
+    return reshape(pooled, (-1,) + tuple(x._shape[1:3]) + (depth // k,))
 
 
 def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):
@@ -313,6 +365,8 @@ def _pool_nd(op, input, ksize, strides, padding, data_format, name):
     ks = window_sequence(ksize, n, channel, "ksize")
     st = window_sequence(strides, n, channel, "strides")
     if n == 1:
+        if isinstance(padding, (list, tuple)) and len(padding) == 3:
+            padding = [padding[0], (0, 0), padding[1], padding[2]]
         out = _pool2d(op, expand_dims(x, 1), (1, 1, ks[1], 1), (1, 1, st[1], 1), padding,
                       "NHWC")
         return squeeze(out, [1])

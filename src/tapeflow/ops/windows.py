@@ -43,6 +43,30 @@ def geometry(op_name, sizes, windows, strides, dilations, padding, explicit):
             for i, (s, k, st, d) in enumerate(zip(sizes, windows, strides, dilations))]
 
 
+def explicit_pairs(op_name, padding, explicit_paddings, data_format):
+    """The (before, after) pairs of the spatial axes for EXPLICIT padding, else None."""
+    if padding not in ("SAME", "VALID", "EXPLICIT"):
+        raise rules.op_error(op_name, f'Value for attr \'padding\' of "{padding}" is not in '
+                                      f'the list of allowed values: "SAME", "VALID", '
+                                      f'"EXPLICIT"')
+    if padding != "EXPLICIT":
+        if explicit_paddings:
+            raise rules.op_error(op_name, "explicit_paddings attribute must be empty if the "
+                                          "padding attribute is not EXPLICIT")
+        return None
+    if len(explicit_paddings) != 8:
+        raise rules.op_error(op_name, f"explicit_paddings attribute must contain 8 values, "
+                                      f"but got: {len(explicit_paddings)}")
+    pairs = [tuple(explicit_paddings[2 * i:2 * i + 2]) for i in range(4)]
+    if any(p < 0 for p in explicit_paddings):
+        raise rules.op_error(op_name, "All elements of explicit_paddings must be "
+                                      "nonnegative")
+    if pairs[0] != (0, 0) or pairs[CHANNEL_AXIS[data_format]] != (0, 0):
+        raise rules.op_error(op_name, "Nonzero explicit padding in the batch or depth "
+                                      "dimensions is not supported")
+    return spatial(pairs, data_format)
+
+
 def spatial(values, data_format):
     """The spatial entries (H, W) of a 4-entry attr or shape in `data_format`."""
     h, w = SPATIAL_AXES[data_format]
