@@ -42,3 +42,17 @@ def test_gradients_through_the_chosen_branch(monkeypatch):
                 y = fn(tf.constant(index), v)
             assert float(y) == value and float(tape.gradient(y, v)) == grad
     assert_compiled_matches_eager(monkeypatch, scaled, tf.constant(1), tf.constant(2.0))
+
+
+def test_case_takes_the_first_true_predicate_and_needs_one_without_a_default():
+    x = tf.constant(5.0)
+    pairs = [(x < 3.0, lambda: tf.constant(1.0)), (x < 10.0, lambda: tf.constant(2.0))]
+    assert float(tf.case(pairs, default=lambda: tf.constant(3.0))) == 2.0
+    none_true = [(x < 3.0, lambda: tf.constant(1.0)), (x < 1.0, lambda: tf.constant(2.0))]
+    assert float(tf.case(none_true, default=lambda: tf.constant(3.0))) == 3.0
+    with pytest.raises(tf.errors.InvalidArgumentError, match="None of conditions evaluated"):
+        tf.case(none_true)
+    traced = tf.function(lambda v: tf.case([(v < 3.0, lambda: v * 2.0), (v < 1.0, lambda: v)]))
+    assert float(traced(tf.constant(2.0))) == 4.0
+    with pytest.raises(tf.errors.InvalidArgumentError, match="None of conditions evaluated"):
+        traced(tf.constant(5.0))

@@ -23,7 +23,7 @@ from .ops.statistics import add_n
 from .ops.sorting import argsort, sort
 from .ops.rearrange import boolean_mask, meshgrid, repeat, roll, sequence_mask
 from .ops.searching import searchsorted, unique, unique_with_counts
-from .ops.switch import switch_case
+from .ops.switch import case, switch_case
 from .debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank
 from .framework import (get_static_value, identity_n, inside_function, is_symbolic_tensor,
                         shape_n)

@@ -1,9 +1,15 @@
-"""tf.switch_case: one of several branches picked by an integer tensor, built of tf.cond
-(nested If nodes inside tf.function), so its gradients are cond's."""
+"""tf.switch_case and tf.case: one of several branches, picked by an integer tensor or by
+the first true predicate, built of tf.cond (nested If nodes inside tf.function), so
+their gradients are cond's."""
 
-from ..tensor import _Operators
+from ..errors import InvalidArgumentError
+from ..tensor import ValuelessTensor, _Operators
+from . import rules
+from .checks import assert_at_run_time
 from .control import cond
 from .elementwise import equal
+from .reduce import reduce_any
+from .shape import reshape, stack
 
 
 def _branches(branch_fns):
@@ -55,4 +61,54 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
     return from_branch(0)
 
 
-__all__ = ["switch_case"]
+def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
+    """The function of the first true predicate of `pred_fn_pairs` ((pred, fn) pairs or a
+    dict), else `default()`, as tf.case. Without a default the last function serves as
+    one, and no predicate being true is an InvalidArgumentError (raised now eagerly, at
+    run time inside tf.function). `exclusive` is accepted and, as in TensorFlow 2.21,
+    checks nothing.
+
+    >>> import tapeflow as tf
+    >>> x = tf.constant(5.0)
+    >>> tf.case([(x < 3.0, lambda: tf.constant(1)), (x < 10.0, lambda: tf.constant(2))])
+    <tf.Tensor: shape=(), dtype=int32, numpy=2>
+    """
+    pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(pred_fn_pairs)
+    if not pairs:
+        raise ValueError("pred_fn_pairs must contain at least one (pred, fn) pair")
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise TypeError(f"Each entry in pred_fn_pairs must be a 2-tuple, got {pair!r}")
+        if not callable(pair[1]):
+            raise TypeError(f"fn for pred {i} must be callable.")
+    preds = [rules.as_tensor(p) for p, _ in pairs]
+    fns = [fn for _, fn in pairs]
+    if default is None:
+        _require_one_true(preds)
+        default, fns, preds = fns[-1], fns[:-1], preds[:-1]
+    elif not callable(default):
+        raise TypeError("default must be callable.")
+
+    def from_pair(k):
+        if k == len(fns):
+            return default()
+        return cond(preds[k], fns[k], lambda: from_pair(k + 1))
+
+    return from_pair(0)
+
+
+_NONE_TRUE = "Input error: None of conditions evaluated as True:"
+
+
+def _require_one_true(preds):
+    if any(isinstance(p, ValuelessTensor) for p in preds):
+        assert_at_run_time(reduce_any(stack([reshape(p, []) for p in preds])), _NONE_TRUE)
+        return
+    values = [bool(p.numpy()) for p in preds]
+    if not any(values):
+        raise InvalidArgumentError(
+            f"Expected 'tf.Tensor(False, shape=(), dtype=bool)' to be true. Summarized data: "
+            f"b'{_NONE_TRUE}'\n" + ", ".join(str(v) for v in values))
+
+
+__all__ = ["switch_case", "case"]
