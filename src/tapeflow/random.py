@@ -1,3 +1,4 @@
-"""`tf.random`: seeded normal, uniform and truncated-normal draws."""
+"""`tf.random`: seeded normal, uniform, truncated-normal and categorical draws."""
 
 from .ops.random import normal, set_seed, shuffle, truncated_normal, uniform  # noqa: F401
+from .ops.sampling import categorical  # noqa: F401
