@@ -116,6 +116,11 @@ def test_conv1d_conv3d_depthwise_and_atrous_match_their_definitions():
         np.testing.assert_allclose(tf.nn.conv3d(x3, w3, strides, padding).numpy(),
                                    reference_conv(x3, w3, strides[1:4], [1] * 3, padding),
                                    atol=1e-10)
+    np.testing.assert_allclose(
+        tf.nn.conv3d(x3.transpose(0, 4, 1, 2, 3), w3, [1, 1, 2, 1, 1], "SAME", "NCDHW",
+                     [1, 1, 1, 1, 2]).numpy(),
+        reference_conv(x3, w3, [2, 1, 1], [1, 1, 2], "SAME").transpose(0, 4, 1, 2, 3),
+        atol=1e-10)
     x, w = _data(2, 6, 5, 3), _data(3, 3, 3, 2)
     # Depthwise: channel c * 2 + m is input channel c convolved with w[..., c, m].
     np.testing.assert_allclose(

@@ -1,4 +1,5 @@
-"""`tf.nn`: activations, softmax, the cross-entropy losses, dropout and moments."""
+"""`tf.nn`: activations, softmax, the cross-entropy losses, dropout and moments,
+convolutions and pooling."""
 
 from .ops.elementwise import elu, relu, sigmoid, softplus, tanh  # noqa: F401
 from .ops.nn import (  # noqa: F401

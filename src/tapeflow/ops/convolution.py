@@ -415,17 +415,29 @@ def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, n
 
 
 def conv3d(input, filters, strides, padding, data_format="NDHWC", dilations=None, name=None):
-    """The 3-D convolution of NDHWC `input` with [KD, KH, KW, C_in, C_out] `filters`
-    (tf.nn.conv3d): for each depth tap of the filter, one conv2d of the input's depth
-    slices that tap reads (the slices stacked into the batch), summed."""
+    """The 3-D convolution of NDHWC (or NCDHW) `input` with [KD, KH, KW, C_in, C_out]
+    `filters` (tf.nn.conv3d): for each depth tap of the filter, one conv2d of the input's
+    depth slices that tap reads (the slices stacked into the batch), summed."""
+    from .shape import transpose
+    x, w = rules.as_tensors(input, filters)
+    if data_format == "NCDHW":
+        # Strides and dilations are given in NCDHW order too.
+        strides = window_sequence(strides, 3, 1, "strides")
+        dilations = window_sequence(dilations, 3, 1, "dilations")
+        moved = [0, 2, 3, 4, 1]
+        out = conv3d(transpose(x, moved), w, [strides[i] for i in moved], padding, "NDHWC",
+                     [dilations[i] for i in moved])
+        return transpose(out, [0, 4, 1, 2, 3])
+    if data_format != "NDHWC":
+        raise rules.op_error("Conv3D", f"Invalid data format: {data_format}")
+    return _conv3d_channels_last(x, w, strides, padding, dilations)
+
+
+def _conv3d_channels_last(x, w, strides, padding, dilations):
     from .creation import zeros
     from .shape import pad as pad_, reshape
     from .statistics import add_n
-    x, w = rules.as_tensors(input, filters)
     op_name = "Conv3D"
-    if data_format != "NDHWC":
-        raise rules.op_error(op_name, "Conv3D on CPU only supports the NDHWC data format, "
-                                      f"got {data_format}")
     for t, what in ((x, "input"), (w, "filter")):
         if len(t._shape) != 5:
             raise rules.op_error(op_name, f"{what} must be 5-dimensional: "
