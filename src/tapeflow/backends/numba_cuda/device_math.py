@@ -159,3 +159,13 @@ def ipow(x, y):
 # Rounding to integers in the float's own type (the expansion's rint, floor, ceil).
 HELPERS = {**_helpers(), "maximum": maximum, "minimum": minimum, "ipow": ipow,
            "rint": _device(_rint), "floor": _device(_floor), "ceil": _device(_ceil)}
+
+
+def _special_helpers():
+    """ops/special.py's helpers, from the CPU helpers' source (special_math.py)."""
+    from .device import simulated
+    from .special_math import device_helpers
+    return device_helpers(_device, _floor, simulated())
+
+
+HELPERS.update(_special_helpers())
