@@ -6,7 +6,7 @@ run on the device; the host copy is made only when asked (`.numpy()`, printing, 
 placed on the CPU)."""
 
 from . import context, placement
-from .device_tensor import on_device
+from .device_tensor import copy_to_host, on_device
 from .tensor import wrap
 
 _variants = {}
@@ -26,8 +26,7 @@ class _OnDevice:
     def _value(self):
         host = self._host
         if host is None:
-            host = self._device_array.copy_to_host().reshape(self._shape)
-            self._host = host = host[()] if host.ndim == 0 else host
+            host = self._host = copy_to_host(self._device_array, self._shape)
         return host
 
     @_value.setter

@@ -179,6 +179,25 @@ def _placed(spec):
         _scope.reset(token)
 
 
+def current_scope():
+    """The merged DeviceSpec of the enclosing tf.device scopes (None: default placement)."""
+    return _scope.get()
+
+
+def restored_scope(spec):
+    """A context placing ops as under the scope `current_scope()` returned."""
+    return _placed(spec)
+
+
+def trace_placement():
+    """(logical GPU, scope) for a function traced here under a GPU placement, else None
+    (its graph compiles for the CPU)."""
+    if not active:
+        return None
+    index = requested_gpu()
+    return None if index is None else (index, _scope.get())
+
+
 def device(device_name):
     """`tf.device`: ops and tensors created in the block are placed on `device_name` (a
     string in any of TensorFlow's forms, or a DeviceSpec); scopes nest, the inner one's

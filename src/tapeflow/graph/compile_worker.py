@@ -83,9 +83,12 @@ class Compilation:
     never will be (`error`). settings.compile_mode picks when: "sync" at the first call,
     "tiered" in the background after the first call's interpreted answer, "off" never."""
 
-    def __init__(self, graph, name):
+    def __init__(self, graph, name, placed=None):
         self.graph = graph
         self.name = name
+        # (logical GPU, tf.device scope) when traced under a GPU placement: compiled by
+        # the GPU backend for that GPU. None: by the CPU backend.
+        self.placed = placed
         self.kernel = None
         self.error = None
         self._done = None  # a threading.Event, once a background compile is queued
@@ -140,13 +143,17 @@ class Compilation:
     def _compile_now(self):
         if self.kernel is not None or self.error is not None:
             return
-        backend = backend_registry.compiling_for("CPU")  # where tf.function's graphs run
+        device_type = "CPU" if self.placed is None else "GPU"
+        backend = backend_registry.compiling_for(device_type)
         if backend is None:
-            self.error = backend_registry.Unsupported("no compiled backend is registered "
-                                                      "for the CPU")
+            self.error = backend_registry.Unsupported(f"no compiled backend is registered "
+                                                      f"for the {device_type}")
             return
         try:
-            self.kernel = backend.compile(self.graph)
+            if self.placed is None:
+                self.kernel = backend.compile(self.graph)
+            else:
+                self.kernel = backend.compile(self.graph, *self.placed)
         except backend_registry.Unsupported as e:
             self.error = e
             from ..ops.structural import of_kind

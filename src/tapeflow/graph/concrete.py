@@ -6,7 +6,8 @@ import threading
 
 import numpy as np
 
-from .. import context, nest
+from .. import context, nest, placement
+from ..device_tensor import DeviceTensor, alias
 from ..ops.batching import Batched
 from ..ops.random import nested_draws, streams
 from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor, wrap
@@ -51,7 +52,7 @@ class ConcreteFunction:
             list, tuple) and not any(nest.is_nested(x) for x in structured_outputs) else None)
         self.name = name
         self._vectorized = {}  # batch layout of the inputs -> the vectorized trace
-        self._compilation = Compilation(graph, name)
+        self._compilation = Compilation(graph, name, placement.trace_placement())
         self._assigns = any(node.op is ASSIGN_VARIABLE for node in graph.all_nodes())
         self._nested_draws = nested_draws(graph)  # random ops in its branches and loops
         # How a call under a tape is differentiated (function_gradients.CallGradient),
@@ -167,6 +168,12 @@ class ConcreteFunction:
     def _call_compiled(self, compiled, inputs):
         """The common call: compiled code, and nobody (tape, trace, vectorized walk,
         custom gradient) to tell about it, so variables are read as bare arrays."""
+        if self._compilation.placed is not None:  # a GPU program: tensors in and out,
+            # so device values stay in device memory
+            old = [v._snapshot() for v in self.graph.variables]
+            outputs, new = compiled(inputs, old, self._streams())
+            self._update_variables(old, new)
+            return outputs
         old_arrays = [v._value for v in self.graph.variables]
         arrays, new_arrays = compiled([x._value for x in inputs], old_arrays, self._streams())
         self._update_variables(old_arrays, new_arrays)
@@ -206,7 +213,10 @@ class ConcreteFunction:
 
     def _update_variables(self, var_values, new_values):
         for var, old, new in zip(self.graph.variables, var_values, new_values):
-            if new is not old:
+            if type(new) is DeviceTensor:
+                if new is not old:
+                    var._set(new)  # a device variable keeps the device array
+            elif new is not old:
                 var._value = wrap(np.asarray(new._value if isinstance(new, Tensor) else new))._value
 
     def _execute(self, inputs, var_values):
@@ -222,6 +232,8 @@ class ConcreteFunction:
             # Numba in a thread would compete with it for the interpreter lock.
             self._compilation.start_in_background()
             return [self._fresh(o) for o in outputs], new_values
+        if self._compilation.placed is not None:  # a GPU program, on tensors
+            return compiled(inputs, var_values, generators)
         arrays, new_arrays = compiled([x._value for x in inputs],
                                       [v._value for v in var_values], generators)
         outputs = _wrap_outputs(arrays)
@@ -232,7 +244,7 @@ class ConcreteFunction:
     @staticmethod
     def _fresh(t):
         # Outputs get ids of their own, even when the graph returns an input or a constant.
-        return None if t is None else wrap(t._value)
+        return None if t is None else alias(t)
 
     # -- tiers ----------------------------------------------------------------------------
     def wait_compiled(self, timeout=None):

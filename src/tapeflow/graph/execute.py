@@ -7,6 +7,7 @@ import numpy as np
 from .. import context
 from ..errors import OpError
 from ..ops.registry import bind
+from ..device_tensor import alias
 from ..tensor import Symbolic, wrap
 
 
@@ -31,14 +32,17 @@ def _assigned(value, before):
         from ..ops.elementwise import stop_gradient
         out = stop_gradient(value)
     else:
-        out = wrap(value._value)
+        out = alias(value)  # a device value stays in device memory
     out._id = before._id
     return out
 
 
-def _located(error, node):
-    """`error` (raised by a node while the graph ran) with the user's line that built the
-    node, as TensorFlow's "Detected at node ... defined at" does."""
+def located(error, node):
+    """`error` (raised by `node` while a graph ran) with the user's line that built the
+    node, as TensorFlow's "Detected at node ... defined at" does (itself when it has it,
+    or when there is no line)."""
+    if node is None or node.source is None or getattr(error, "_tapeflow_located", False):
+        return error
     located = type(error)(f"{error}\n  Detected at node {node.op.name} defined at "
                           f"{node.where()}", op=error.op)
     located._tapeflow_located = True
@@ -66,6 +70,31 @@ def _live_nodes(graph):
     return keep
 
 
+def run_node(node, args, state, variable_values, substitute=None):
+    """The outputs of `node` on `args` (Tensors), or None for an assignment, which sets
+    `state` (the variables' values as the run goes; `variable_values` as it started)."""
+    op = node.op
+    if op.structural and op.variable_access == "read":
+        return [state[node.attrs["index"]]]
+    if op.structural and op.variable_access == "assign":
+        index = node.attrs["index"]
+        state[index] = _assigned(args[0], variable_values[index])
+        return None
+    if substitute and id(node) in substitute:
+        from ..ops.draws import replay_with_draws
+        return replay_with_draws(node, args, substitute[id(node)])
+    if op.structural and op.replay is not None:
+        return op.replay(node, args)
+    attrs = node.attrs
+    stream = _stream(attrs) if op.draw is not None else None
+    if stream is not None:  # inside a branch or loop: the call's stream
+        return [wrap(np.asarray(op.draw(stream, [a._value for a in args], attrs)))]
+    if op.draw is not None:  # a draw of its own, from a fresh counter
+        attrs = _fresh_random_attrs(attrs)
+    outs = bind(op, args, attrs)
+    return [outs] if op.n_out == 1 else outs
+
+
 def run_graph(graph, inputs, variable_values, substitute=None):
     """Runs `graph` on `inputs` (Tensors for graph.inputs) with `variable_values` (Tensors
     for graph.variables). Functional: assignments update the returned variable values,
@@ -85,37 +114,16 @@ def run_graph(graph, inputs, variable_values, substitute=None):
     node = None
     try:
         for node in _live_nodes(graph):
-            op = node.op
             args = [env[id(x)] if type(x) is Symbolic else x for x in node.inputs]
-            if op.structural and op.variable_access == "read":
-                outs = [state[node.attrs["index"]]]
-            elif op.structural and op.variable_access == "assign":
-                index = node.attrs["index"]
-                state[index] = _assigned(args[0], variable_values[index])
-                continue
-            elif substitute and id(node) in substitute:
-                from ..ops.draws import replay_with_draws
-                outs = replay_with_draws(node, args, substitute[id(node)])
-            elif op.structural and op.replay is not None:
-                outs = op.replay(node, args)
-            else:
-                attrs = node.attrs
-                stream = _stream(attrs) if op.draw is not None else None
-                if stream is not None:  # inside a branch or loop: the call's stream
-                    outs = [wrap(np.asarray(op.draw(stream, [a._value for a in args],
-                                                    attrs)))]
-                else:
-                    if op.draw is not None:  # a draw of its own, from a fresh counter
-                        attrs = _fresh_random_attrs(attrs)
-                    outs = bind(op, args, attrs)
-                    if op.n_out == 1:
-                        outs = [outs]
-            for symbolic, value in zip(node.outputs, outs):
-                env[id(symbolic)] = value
+            outs = run_node(node, args, state, variable_values, substitute)
+            if outs is not None:
+                for symbolic, value in zip(node.outputs, outs):
+                    env[id(symbolic)] = value
     except OpError as e:
-        if node is None or node.source is None or getattr(e, "_tapeflow_located", False):
+        error = located(e, node)
+        if error is e:
             raise
-        raise _located(e, node) from None
+        raise error from None
     outputs = [env[id(t)] if type(t) is Symbolic else t for t in graph.outputs]
     return outputs, state
 

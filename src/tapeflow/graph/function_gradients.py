@@ -88,6 +88,9 @@ class CallGradient:
         bwd = _subgraph(joint, f"{graph.name}_backward", saves + dys, backward_nodes,
                         grad_outputs)
         self.backward = make(bwd, list(grads), slots, f"{concrete.name}_backward")
+        # Both run where the function was traced (the GPU it was placed on, or the CPU).
+        self.forward._compilation.placed = concrete._compilation.placed
+        self.backward._compilation.placed = concrete._compilation.placed
         names = tuple(f"x{i}" for i in range(len(sources)))
         self.op = OpDef(
             name=f"__forward_{concrete.name}", args=names, infer=_no_infer, eager=_no_infer,

@@ -1,9 +1,9 @@
 """The numba.cuda backend: eager ops placed on an NVIDIA GPU (placement.py decides
 where an op runs) run as @cuda.jit kernels generated from the op table — elementwise
 entries from their `emit` templates, reductions from their `reduction` flag — on
-tensors that stay in device memory (device_tensor.py). Ops without a lowering here run
-on the CPU (soft placement). tf.function graphs are not compiled for the GPU yet: they
-run on the CPU backend, reading GPU inputs through the host.
+tensors that stay in device memory (device_tensor.py). A tf.function traced under a GPU
+placement compiles to a Program (program.py): fused groups as single kernels, other
+nodes as eager ops. Ops without a lowering here run on the CPU (soft placement).
 
 Registering loads nothing: numba-cuda is imported when the first GPU is counted or the
 first kernel is generated.
@@ -12,7 +12,7 @@ first kernel is generated.
 from ... import backend_registry, context
 from ...ops.registry import record
 from .. import compiler
-from . import device, elementwise, kernels, reduce, shape
+from . import device, elementwise, kernels, program, reduce, shape
 
 BACKEND = "numba_cuda"
 lowers = compiler.lowering_registrar(BACKEND)
@@ -24,10 +24,10 @@ class NumbaCUDA(compiler.Backend):
     name = BACKEND
     device_type = "GPU"
 
-    def compile(self, graph):
-        raise compiler.Unsupported(
-            "tf.function graphs are not compiled for the GPU yet: they run on the CPU "
-            "backend")
+    def compile(self, graph, index=0, scope=None):
+        """`graph` compiled for logical GPU `index`; its nodes without a fused kernel
+        run as eager ops under `scope` (the tf.device scope it was traced in)."""
+        return program.Program(graph, index, scope, self)
 
     def clear_cache(self):
         kernels.clear()  # kernels live in memory only

@@ -1,16 +1,23 @@
 """numba-cuda, loaded at first use (so that `import tapeflow` stays cheap), and what the
-kernels need around it: transfers, device arrays and launch shapes.
+kernels need around it: transfers, device arrays from a pool, one stream, launch shapes.
 
 Device values are flat, contiguous arrays; a tensor's shape travels beside its array
 (device_tensor.py), so reshapes never copy and kernels index elements by one offset.
+
+Every kernel, upload and cuBLAS call of a GPU goes on one stream of it (`stream()`), so
+they run in the order they were issued without waiting for each other on the host. That
+order is also what makes the pool safe: a buffer freed while kernels that use it are
+still queued is handed out again only to work queued after them. Copies to the host go
+on the legacy default stream, which waits for that stream (numba creates it blocking).
 """
 
 import contextlib
+import weakref
 
 import numpy as np
 
 from ... import placement
-from ...device_tensor import DeviceTensor, on_device
+from ...device_tensor import DeviceTensor, on_device, transfers
 
 _cuda = None
 
@@ -46,13 +53,97 @@ def selected(index):
     return cuda().gpus[physical] if physical else contextlib.nullcontext()
 
 
+_streams = {}
+
+
+def _current_gpu():
+    """The physical index of the current GPU (the simulator's one device has none)."""
+    return getattr(cuda().get_current_device(), "id", 0)
+
+
+def stream():
+    """The stream of the current GPU, on which everything is issued."""
+    key = _current_gpu()
+    found = _streams.get(key)
+    if found is None:
+        found = _streams[key] = cuda().stream()
+    return found
+
+
+class Pool:
+    """Device buffers reused by size: an array handed out is a view of a pooled buffer,
+    and the buffer goes back to its free list when the view is garbage (the tensors
+    holding it are gone). Sizes round up to _GRANULE bytes, so arrays of nearby sizes share
+    buffers. Allocating through numba-cuda each time would synchronize the device and
+    cost tens of microseconds per op; a free list costs a dictionary lookup.
+
+    Views are never sliced further (reshapes share the view itself), so no array outlives
+    the view whose buffer it uses."""
+
+    _GRANULE = 512
+
+    def __init__(self):
+        self._free = {}  # (GPU id, bytes) -> [buffers]
+        self.allocated = 0  # bytes allocated from the driver
+        self.reused = 0  # arrays served from a free list
+
+    def take(self, n, np_dtype):
+        itemsize = np.dtype(np_dtype).itemsize
+        size = max(1, -(-n * itemsize // self._GRANULE)) * self._GRANULE
+        key = (_current_gpu(), size)
+        free = self._free.get(key)
+        if free:
+            buffer = free.pop()
+            self.reused += 1
+        else:
+            buffer = self._allocate(size)
+        array = buffer.view(np_dtype)[:n]
+        weakref.finalize(array, self._free.setdefault(key, []).append, buffer)
+        return array
+
+    def _allocate(self, size):
+        try:
+            buffer = cuda().device_array(size, dtype=np.uint8)
+        except Exception as e:  # noqa: BLE001 - out of memory: give the cached buffers back
+            if "OUT_OF_MEMORY" not in str(e) or not any(self._free.values()):
+                raise
+            self.release()
+            buffer = cuda().device_array(size, dtype=np.uint8)
+        self.allocated += size
+        return buffer
+
+    def release(self):
+        """Frees the buffers no tensor uses (the driver gets them back)."""
+        self._free.clear()
+
+
+pool = Pool()
+
+
 def empty(n, dtype):
-    return cuda().device_array(n, dtype=dtype._np)
+    """A flat device array of `n` elements of tapeflow dtype `dtype`, from the pool."""
+    return pool.take(n, dtype._np)
 
 
 def to_device(array):
-    """A flat device copy of host `array`."""
-    return cuda().to_device(np.ascontiguousarray(array).reshape(-1))
+    """A flat device copy of host `array` (counted in device_tensor.transfers)."""
+    host = np.ascontiguousarray(array).reshape(-1)
+    out = pool.take(host.size, host.dtype)
+    transfers["to_device"] += 1
+    if host.size:
+        out.copy_to_device(host, stream=stream())
+    return out
+
+
+def launch(kernel, n, *args):
+    """Runs `kernel` on the stream over `n` items (a grid-stride loop), counted in
+    `launches`."""
+    blocks, threads = launch_shape(n)
+    launches[0] += 1
+    kernel[blocks, threads, stream()](*args)
+
+
+launches = [0]  # kernels launched so far (tests count those of one call)
 
 
 def device_array_of(x, index):

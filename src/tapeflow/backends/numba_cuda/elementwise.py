@@ -91,20 +91,31 @@ class Map:
         self.template = template
         self._plans = {}  # (op, dtypes, out dtype, attrs) -> (operand indices, expr, check)
 
+    def used(self, op, n_inputs):
+        """The indices of the inputs the element reads (a template may skip some)."""
+        if self.element is not None:
+            return tuple(range(n_inputs))
+        return tuple(sorted({int(i) for i in _OPERAND.findall(self.template or op.emit)}))
+
+    def expression(self, op, dtypes, out_dtype, operands, attr_names):
+        """(expression, check) of one element over `operands` (any expressions; None for
+        the inputs not read), numeric attrs as `attr_<name>`; (None, None) when the
+        device has no helper the element needs."""
+        element = self.element or _template_element(self.template or op.emit)
+        try:
+            expression, check = element(dtypes, out_dtype, operands, attr_names)
+            _check_helpers(expression)
+        except NoDeviceLowering:
+            return None, None
+        return expression, check
+
     def _plan(self, op, dtypes, out_dtype, attr_names):
         key = (op.name, dtypes, out_dtype, attr_names)
         plan = self._plans.get(key)
         if plan is None:
-            template = self.template or op.emit
-            used = (tuple(range(len(dtypes))) if self.element is not None
-                    else tuple(sorted({int(i) for i in _OPERAND.findall(template)})))
-            element = self.element or _template_element(template)
+            used = self.used(op, len(dtypes))
             operands = [f"x{used.index(i)}" if i in used else None for i in range(len(dtypes))]
-            try:
-                expression, check = element(dtypes, out_dtype, operands, attr_names)
-                _check_helpers(expression)
-            except NoDeviceLowering:
-                expression = check = None
+            expression, check = self.expression(op, dtypes, out_dtype, operands, attr_names)
             plan = self._plans[key] = (used, expression, check)
         return plan
 
@@ -133,9 +144,8 @@ class Map:
         if n:
             strided = any(mode == "strided" for _, mode in modes)
             head = [out, n] + ([tuple(shape)] if strided else [])
-            blocks, threads = device.launch_shape(n)
-            kernels.kernel(key)[blocks, threads](*head, *args,
-                                                 *([flag] if flag is not None else []))
+            device.launch(kernels.kernel(key), n, *head, *args,
+                          *([flag] if flag is not None else []))
         if flag is not None and flag.copy_to_host()[0]:
             # The op fails: its NumPy kernel, on the host values, raises TensorFlow's error.
             return wrap(np.asarray(op.eager(*[host_array(x) for x in inputs], **attrs)))

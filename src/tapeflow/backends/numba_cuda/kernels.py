@@ -19,6 +19,9 @@ compiled again elsewhere (tests compile every key to PTX for sm_90). Two kinds:
         all, any) of the elements c, c + parts, ... of the reduced block of output j;
         a second launch with parts = 1 combines the partial results. `finish` turns the
         accumulator into the output (mean's division) on the last launch.
+    ("fused", text, argument types)
+        a fused group of a compiled graph (fused.py), its text generated there; each
+        argument type is "int64", "ints<rank>" (a tuple of int64) or "array:<dtype>".
 """
 
 import numpy as np
@@ -60,6 +63,8 @@ def _python_function(key):
 
 def source(key):
     """(the kernel's Python text, its numba signature) for `key`."""
+    if key[0] == "fused":
+        return key[1], _signature([_argument_type(t) for t in key[2]])
     return _map_source(key) if key[0] == "map" else _reduce_source(key)
 
 
@@ -85,6 +90,14 @@ def _array(name):
 def _ints(n):
     from numba import types
     return types.UniTuple(types.int64, n)
+
+
+def _argument_type(spec):
+    if spec.startswith("array:"):
+        return _array(spec[6:])
+    if spec.startswith("ints"):
+        return _ints(int(spec[4:]))
+    return _numba_type(spec)
 
 
 def _signature(args):

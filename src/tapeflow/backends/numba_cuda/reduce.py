@@ -48,6 +48,41 @@ def _blocks(shape, axis):
             tuple(s for s, _ in red), tuple(t for _, t in red))
 
 
+def _parts(m, k):
+    """Into how many slices each of `m` blocks of `k` elements is split: one thread per
+    output when there are enough outputs to fill the GPU."""
+    blocks, threads = device.launch_shape(m)
+    total = blocks * threads
+    return 1 if m >= total else max(1, min(k // _GRAIN, total // m))
+
+
+def reduce_levels(first_level, m, k, reductions):
+    """Reduces `m` blocks of `k` elements each into the outputs of `reductions`, a list
+    of (kind, accumulator dtype name, out array, out dtype). `first_level(targets,
+    parts, last)` launches the first level, which reads the input (a reduction kernel,
+    or a fused chain ending in these reductions) and writes `parts` partial results per
+    block into each target (the outputs themselves when `last`); further launches reduce
+    those slices, at least _GRAIN times fewer each time."""
+    count = k  # mean divides by the whole block's size, at the last launch
+    sources = None
+    while m:
+        parts = _parts(m, k)
+        last = parts == 1
+        targets = [out if last else device.empty(m * parts, dtypes.as_dtype(acc))
+                   for _, acc, out, _ in reductions]
+        if sources is None:
+            first_level(targets, parts, last)
+        else:
+            # The slices of each output, side by side: reduced again along that axis.
+            for (kind, acc, _, dtype), target, source in zip(reductions, targets, sources):
+                key = ("reduce", kind, acc, acc, dtype.name if last else acc, 1, 1, last)
+                device.launch(kernels.kernel(key), m * parts, target, m, parts, k, (m,),
+                              (k,), (k,), (1,), source, count)
+        if last:
+            return
+        sources, k = targets, parts
+
+
 class Reduction:
     """A reduction entry (its `reduction` flag says how it accumulates)."""
 
@@ -60,24 +95,15 @@ class Reduction:
         m, k = math.prod(kshape), math.prod(rshape)
         out = device.empty(m, dtype)
         acc = _accumulator(kind, x.dtype)
-        source, source_dtype = device.device_array_of(x, index), x.dtype.name
-        count = k  # mean divides by the whole block's size, at the last launch
-        while m:
-            blocks, threads = device.launch_shape(m)
-            total = blocks * threads
-            parts = 1 if m >= total else max(1, min(k // _GRAIN, total // m))
-            last = parts == 1
-            target = out if last else device.empty(m * parts, dtypes.as_dtype(acc))
-            key = ("reduce", kind, source_dtype, acc, dtype.name if last else acc,
+        source = device.device_array_of(x, index)
+
+        def first_level(targets, parts, last):
+            key = ("reduce", kind, x.dtype.name, acc, dtype.name if last else acc,
                    len(kshape), len(rshape), last)
-            blocks, threads = device.launch_shape(m * parts)
-            kernels.kernel(key)[blocks, threads](target, m, parts, k, kshape, kstride,
-                                                 rshape, rstride, source, count)
-            if last:
-                break
-            # The slices of each output, side by side: reduced again along that axis.
-            source, source_dtype, k = target, acc, parts
-            kshape, kstride, rshape, rstride = (m,), (parts,), (parts,), (1,)
+            device.launch(kernels.kernel(key), m * parts, targets[0], m, parts, k, kshape,
+                          kstride, rshape, rstride, source, k)
+
+        reduce_levels(first_level, m, k, [(kind, acc, out, dtype)])
         return on_device(out, shape, dtype, index)
 
 
