@@ -11,8 +11,8 @@ from .ops.nonfinite import (  # noqa: F401
     xlog1py)
 from .ops.sorting import top_k  # noqa: F401
 from .ops.special import (  # noqa: F401
-    bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, digamma, erfcinv, erfinv, igamma, igammac,
-    lbeta, lgamma, ndtri, polygamma, zeta)
+    bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, betainc, digamma, erfcinv, erfinv, igamma,
+    igammac, lbeta, lgamma, ndtri, polygamma, zeta)
 from .ops.statistics import (  # noqa: F401
     add_n, polyval, reduce_euclidean_norm, reduce_std, reduce_variance)
 from .ops.elementwise import rint, scalar_mul  # noqa: F401

@@ -3,11 +3,12 @@ domain (digamma and polygamma away from their poles, the scaled Bessel functions
 their kink at 0, zeta and polygamma of integer orders)."""
 
 import numpy as np
+from hypothesis import strategies as st
 
 from tapeflow.errors import InvalidArgumentError
 from tapeflow.ops import special
 
-from .common import Case, broadcast_shapes, floats
+from .common import Case, broadcast_shapes, floats, shapes
 from .common import constant as _c
 from .elementwise import _binary, _unary
 
@@ -35,6 +36,15 @@ def _igamma_grad_a(draw):
     return Case([floats(draw, sa, (0.3, 4.0)), floats(draw, sx, (0.1, 6.0))], wrt=())
 
 
+def _betainc(draw):
+    """One shape, some inputs scalars (TensorFlow's rule); the gradient in x only, the
+    one TensorFlow has."""
+    shape = shapes(draw)
+    sizes = [shape if draw(st.booleans()) else () for _ in range(2)] + [shape]
+    return Case([floats(draw, sizes[0], (0.5, 4.0)), floats(draw, sizes[1], (0.5, 4.0)),
+                 floats(draw, sizes[2], (0.05, 0.95))], wrt=(2,))
+
+
 SAMPLES = {name: _unary(name) for name in
            ("Lgamma", "Digamma", "Erfinv", "Ndtri", "BesselI0", "BesselI1")}
 SAMPLES.update({name: _unary(name, avoid=(0.0,)) for name in ("BesselI0e", "BesselI1e")})
@@ -42,6 +52,7 @@ SAMPLES.update({name: _binary(name) for name in ("Igamma", "Igammac")})
 SAMPLES["Polygamma"] = _polygamma
 SAMPLES["Zeta"] = _zeta
 SAMPLES["IgammaGradA"] = _igamma_grad_a
+SAMPLES["Betainc"] = _betainc
 
 ERRORS = [
     (lambda: special.lgamma(_c([1, 2])), InvalidArgumentError, r"int32.*\[Op:Lgamma\]"),
@@ -49,4 +60,7 @@ ERRORS = [
      r"Incompatible shapes: \[2\] vs. \[3\] \[Op:Igamma\]"),
     (lambda: special.zeta(_c([2.0]), _c([1.0], "float64")), InvalidArgumentError,
      r"expected to be a float32 tensor but is a float64 tensor \[Op:Zeta\]"),
+    (lambda: special.betainc(_c([1.0, 2.0]), _c([1.0, 2.0]), _c([[0.5, 0.5]] * 3)),
+     InvalidArgumentError,
+     r"Shapes of a and x are inconsistent: \[2\] vs. \[3,2\] \[Op:Betainc\]"),
 ]

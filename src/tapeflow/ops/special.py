@@ -11,6 +11,7 @@ the compiled ones in backends/numba_cpu/kernels/special_math.py."""
 
 import numpy as np
 
+from ..errors import InvalidArgumentError
 from . import rules
 from . import special_kernels as kernels
 from .elementwise import (
@@ -25,9 +26,11 @@ from .elementwise import (
     unary_api,
     unary_entry,
     where,
+    xlogy,
 )
+from .nonfinite import xlog1py
 from .reduce import reduce_sum
-from .registry import bind
+from .registry import OpDef, bind, register
 from .rules import is_float, unbroadcast
 
 _FLOAT = {"allowed": is_float, "what": "float types"}
@@ -114,6 +117,35 @@ IGAMMAC = binary_entry("Igammac", kernels.igammac, "igammac_f({0}, {1})", args=(
                        saves=("a", "x"), domain=_POSITIVE, smooth=False,
                        grad=lambda ctx, dy: _igamma_partials(ctx, dy, -1.0), **_FLOAT)
 
+
+
+# -- the regularized incomplete beta function -------------------------------------------------
+
+def _betainc_infer(a, b, x):
+    # Broadcasting, so that batched (stacked) values run it too; betainc() checks
+    # TensorFlow's narrower rule (equal shapes or scalars) on what users pass.
+    rules.check_same_dtype("Betainc", (a, b, x))
+    rules.check_dtype_in("Betainc", a, is_float, "float types")
+    shape = rules.broadcast_shapes("Betainc", a._shape, b._shape)
+    return rules.broadcast_shapes("Betainc", shape, x._shape), a.dtype
+
+
+def _betainc_grad(ctx, dy):
+    """TensorFlow's: in x only, in log space (xlogy and xlog1py give the tails at a = 1 or
+    b = 1 their limits); None for a and b."""
+    if not ctx.needs[2]:
+        return None, None, None
+    a, b, x = ctx.a, ctx.b, ctx.x
+    log_beta = lgamma(a) + lgamma(b) - lgamma(a + b)
+    density = exp(xlog1py(b - 1.0, -x) + xlogy(a - 1.0, x) - log_beta)
+    return None, None, unbroadcast(density * dy, ctx.shapes[2])
+
+
+BETAINC = register(OpDef(
+    name="Betainc", args=("a", "b", "x"), infer=_betainc_infer, eager=kernels.betainc,
+    emit="betainc_f({0}, {1}, {2})", elementwise=True, saves=("a", "b", "x"),
+    grad=_betainc_grad, domain=(0.05, 0.95)))
+
 lgamma = unary_api(LGAMMA)
 digamma = unary_api(DIGAMMA)
 erfinv = unary_api(ERFINV)
@@ -148,6 +180,25 @@ def igammac(a, x, name=None):
     return bind(IGAMMAC, operand_pair(a, x))
 
 
+def _shape_text(x):
+    return "[" + ",".join(str(d) for d in x._shape) + "]"
+
+
+def betainc(a, b, x, name=None):
+    """The regularized incomplete beta function I_x(a, b) (tf.math.betainc). As in
+    TensorFlow, a, b and x have one shape, except that any of them may be a scalar."""
+    a, b, x = rules.as_tensors(a, b, x)
+    named = (("a", a), ("b", b), ("x", x))
+    for i, (n1, t1) in enumerate(named):
+        for n2, t2 in named[i + 1:]:
+            known = None not in t1._shape + t2._shape
+            if t1._shape and t2._shape and t1._shape != t2._shape and known:
+                raise InvalidArgumentError(
+                    f"Shapes of {n1} and {n2} are inconsistent: {_shape_text(t1)} vs. "
+                    f"{_shape_text(t2)} [Op:Betainc]", op="Betainc")
+    return bind(BETAINC, (a, b, x))
+
+
 def erfcinv(x, name=None):
     """The inverse of erfc on [0, 2] (tf.math.erfcinv), TensorFlow's composition
     -ndtri(x / 2) / sqrt(2), whose gradient follows."""
@@ -162,5 +213,6 @@ def lbeta(x, name=None):
     return reduce_sum(lgamma(x), axis=[-1]) - lgamma(reduce_sum(x, axis=[-1]))
 
 
-__all__ = ["bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "digamma", "erfcinv", "erfinv",
-           "igamma", "igammac", "lbeta", "lgamma", "ndtri", "polygamma", "zeta"]
+__all__ = ["bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "betainc", "digamma",
+           "erfcinv", "erfinv", "igamma", "igammac", "lbeta", "lgamma", "ndtri", "polygamma",
+           "zeta"]

@@ -162,3 +162,9 @@ def _fraction_grad(a, x):
             break
     value = pre * ans
     return value * dlog + pre * dans
+
+
+@_float_result
+def betainc(a, b, x):
+    valid = (a > 0) & (a < np.inf) & (b > 0) & (b < np.inf) & (x >= 0) & (x <= 1)
+    return np.where(valid, special.betainc(a, b, x), np.nan)
