@@ -124,3 +124,55 @@ def test_values_stay_on_the_device_between_calls():
         want = want * 0.5 + np.tanh(W)
     np.testing.assert_allclose(v.numpy(), want, rtol=1e-6)
     np.testing.assert_allclose(float(total), want.sum(), rtol=1e-6)
+
+
+def _training(device_name, steps):
+    with tf.device(device_name):
+        tf.random.set_seed(2)
+        hidden = tf.keras.layers.Dense(4, activation="tanh")
+        head = tf.keras.layers.Dense(1)
+        opt = tf.keras.optimizers.Adam(0.05)
+        x, y = tf.constant(X), tf.constant(X[:, :1] * 2.0)
+        head(hidden(x))
+        variables = hidden.trainable_variables + head.trainable_variables
+
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(head(hidden(x)) - y))
+            opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+            return loss
+
+        counts = []
+        for _ in range(steps):
+            loss = step(x, y)
+            counts.append(dict(transfers))
+        return variables, float(loss), counts
+
+
+def test_a_training_loop_copies_nothing_between_host_and_device_after_its_first_step(notes):
+    variables, loss, counts = _training("/GPU:0", 20)
+    assert counts[-1] == counts[0]
+    assert not any("MatMul" in line for line in notes())
+    assert all(v.device == GPU0 and v._host is None for v in variables)
+    cpu_variables, cpu_loss, _ = _training("/CPU:0", 20)
+    np.testing.assert_allclose(loss, cpu_loss, rtol=1e-5)
+    for a, b in zip(variables, cpu_variables):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_batched_products_match_the_cpu():
+    a = RNG.standard_normal((2, 3, 4))
+    b = RNG.standard_normal((4, 2))
+
+    def products(x, y):
+        return (tf.matmul(x, y), tf.matmul(x, x, transpose_b=True),
+                tf.matmul(tf.reshape(x, (6, 4)), y, transpose_a=False))
+
+    results = {}
+    for name in ("/GPU:0", "/CPU:0"):
+        with tf.device(name):
+            results[name] = [t.numpy() for t in tf.function(products)(tf.constant(a),
+                                                                       tf.constant(b))]
+    for g, c in zip(results["/GPU:0"], results["/CPU:0"]):
+        np.testing.assert_allclose(g, c, rtol=1e-12)
