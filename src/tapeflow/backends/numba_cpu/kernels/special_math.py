@@ -351,8 +351,8 @@ def _igamma_prefactor(a, x):
 
 @_jit
 def _igamma_series(a, x):
-    """(P(a, x), dP/da) by the power series (x < 1 or x <= a)."""
-    pre = _igamma_prefactor(a, x)
+    """P(a, x) and dP/da by the power series (x < 1 or x <= a), over the prefactor:
+    (sum / a, d(sum / a)/da)."""
     r = a
     c = 1.0
     dc = 0.0
@@ -366,17 +366,13 @@ def _igamma_series(a, x):
         ds += dc
         if c <= _MACHEP * s and abs(dc) <= _MACHEP * abs(ds):
             break
-    value = pre * s / a
-    # d/da of pre * s / a, with d(pre)/da = pre * (log x - psi(a)).
-    grad = value * (math.log(x) - digamma_f64(a)) + pre * (ds / a - s / (a * a))
-    return value, grad
+    return s / a, ds / a - s / (a * a)
 
 
 @_jit
 def _igammac_fraction(a, x):
-    """(Q(a, x), dQ/da) by Legendre's continued fraction (x > 1 and x > a), its
-    convergents' derivatives carried along."""
-    pre = _igamma_prefactor(a, x)
+    """Q(a, x) and dQ/da by Legendre's continued fraction (x > 1 and x > a), its
+    convergents' derivatives carried along, over the prefactor."""
     y = 1.0 - a
     z = x + y + 1.0
     c = 0.0
@@ -420,9 +416,7 @@ def _igammac_fraction(a, x):
             dqkm1 *= _BIGINV
         if converged:
             break
-    value = pre * ans
-    grad = value * (math.log(x) - digamma_f64(a)) + pre * dans
-    return value, grad
+    return ans, dans
 
 
 @_jit
@@ -442,11 +436,17 @@ def _igamma_all(a, x):
         return 0.0, (0.0 if x == np.inf else 1.0), 0.0
     if x == np.inf:
         return 1.0, 0.0, 0.0
+    # The prefactor x**a exp(-x) / Gamma(a) times a series or fraction f: d/da is
+    # pre * (f * (log x - psi(a)) + df/da).
+    pre = _igamma_prefactor(a, x)
+    dlog = math.log(x) - digamma_f64(a)
     if x > 1.0 and x > a:
-        q, dq = _igammac_fraction(a, x)
-        return 1.0 - q, q, -dq
-    p, dp = _igamma_series(a, x)
-    return p, 1.0 - p, dp
+        f, df = _igammac_fraction(a, x)
+        q = pre * f
+        return 1.0 - q, q, -pre * (f * dlog + df)
+    f, df = _igamma_series(a, x)
+    p = pre * f
+    return p, 1.0 - p, pre * (f * dlog + df)
 
 
 @_jit
@@ -546,7 +546,7 @@ def _incbet_fraction(a, b, x, second):
 
 
 @_jit
-def _incbet_series(a, b, x):
+def _incbet_series(a, b, x, log_inverse_beta):
     """Cephes' pseries: the power series for b x <= 1, x <= 0.95."""
     ai = 1.0 / a
     u = (1.0 - b) * x
@@ -563,7 +563,7 @@ def _incbet_series(a, b, x):
         s += v
         n += 1.0
     s += t1 + ai
-    y = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + math.log(s)
+    y = log_inverse_beta + a * math.log(x) + math.log(s)
     return 0.0 if y < _MINLOG else math.exp(y)
 
 
@@ -574,22 +574,23 @@ def betainc_f64(a, b, x):
         return np.nan
     if x == 0.0 or x == 1.0:
         return x
+    # -log B(a, b), symmetric in a and b: computed once, whichever way they are taken.
+    log_inverse_beta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
     if b * x <= 1.0 and x <= 0.95:
-        return _incbet_series(a, b, x)
+        return _incbet_series(a, b, x, log_inverse_beta)
     # Past the mean, I_x(a, b) = 1 - I_(1-x)(b, a), whose expansions converge faster.
     flipped = x > a / (a + b)
     xc = 1.0 - x
     if flipped:
         a, b, x, xc = b, a, xc, x
         if b * x <= 1.0 and x <= 0.95:
-            t = _incbet_series(a, b, x)
+            t = _incbet_series(a, b, x, log_inverse_beta)
             return 1.0 - _MACHEP if t <= _MACHEP else 1.0 - t
     if x * (a + b - 2.0) - (a - 1.0) < 0.0:
         w = _incbet_fraction(a, b, x, False)
     else:
         w = _incbet_fraction(a, b, x, True) / xc
-    y = (a * math.log(x) + b * math.log(xc) + math.lgamma(a + b) - math.lgamma(a)
-         - math.lgamma(b) + math.log(w / a))
+    y = a * math.log(x) + b * math.log(xc) + log_inverse_beta + math.log(w / a)
     t = 0.0 if y < _MINLOG else math.exp(y)
     if flipped:
         return 1.0 - _MACHEP if t <= _MACHEP else 1.0 - t
