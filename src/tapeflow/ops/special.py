@@ -118,7 +118,6 @@ IGAMMAC = binary_entry("Igammac", kernels.igammac, "igammac_f({0}, {1})", args=(
                        grad=lambda ctx, dy: _igamma_partials(ctx, dy, -1.0), **_FLOAT)
 
 
-
 # -- the regularized incomplete beta function -------------------------------------------------
 
 def _betainc_infer(a, b, x):
