@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo perf perf-peers clean
+.PHONY: test demo perf perf-peers perf-gpu clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,12 @@ perf: $(STAMP)
 perf-peers: $(STAMP)
 	$(PY) -m pip install -q torch==2.13.0 jax jaxlib
 	$(PY) perf/run.py
+
+# On a machine with an NVIDIA GPU: the cuda extra, tests/gpu on the device, then the GPU
+# table beside PyTorch CUDA and JAX where installed (fails at once without a GPU).
+perf-gpu: $(STAMP)
+	$(PY) -m pip install -q -e '.[cuda]'
+	$(PY) perf/gpu.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

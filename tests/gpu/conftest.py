@@ -1,13 +1,16 @@
 """The GPU tests run under numba-cuda's simulator (one simulated GPU, each thread a
 Python thread), which must be chosen before Numba loads: in their own pytest process,
 with NUMBA_ENABLE_CUDASIM=1 (tests/test_gpu_simulator.py starts it inside the main
-suite). Collected by a session without it, they are left out."""
+suite). On a machine with a GPU, perf/gpu.py runs them on the device instead
+(TAPEFLOW_GPU_TESTS_ON_DEVICE=1). Collected by a session with neither, they are left
+out."""
 
 import os
 
 import pytest
 
-if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
+if (os.environ.get("NUMBA_ENABLE_CUDASIM") != "1"
+        and os.environ.get("TAPEFLOW_GPU_TESTS_ON_DEVICE") != "1"):
     collect_ignore_glob = ["test_*.py"]
 
 
