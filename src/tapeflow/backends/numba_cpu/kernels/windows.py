@@ -153,6 +153,7 @@ def _move_windows(image, cols, first, rows, g, cg, kh, kw, geo, gather):
 
 _ROW_BLOCK = 1 << 16  # outputs of one product: 256 KB of float32, kept in L2
 _MIN_RUN = 64  # a filter row's taps times channels: shorter products pay im2col's copy
+_MIN_OUTPUTS = 16  # fewer output channels leave the product's tiles mostly padding
 
 
 def _conv_by_rows(x, w, geo, out):
@@ -175,7 +176,8 @@ def _conv_by_rows_float32(x, w, geo, out):
     sh, sw, dh, dw, top, left, oh, ow = geo
     n, h, width, c = x.shape
     kh, kw, _, o = w.shape
-    if sh != 1 or sw != 1 or dw != 1 or w.shape[2] != c or kw * c < _MIN_RUN:
+    if (sh != 1 or sw != 1 or dw != 1 or w.shape[2] != c or kw * c < _MIN_RUN
+            or o < _MIN_OUTPUTS):
         return False
     padded_width = ow + kw - 1
     run = kw * c
@@ -255,6 +257,14 @@ def conv2d_input_grad_nhwc(w, dy, h, width, c, geo):
     dy = np.ascontiguousarray(dy)
     n, oh, ow, o = dy.shape
     kh, kw, cg, _ = w.shape
+    sh, sw, dh, dw, top, left = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    before_h, before_w = (kh - 1) * dh - top, (kw - 1) * dw - left
+    if (sh == 1 and sw == 1 and cg == c and c >= _MIN_OUTPUTS and before_h >= 0
+            and before_w >= 0 and n * h * width):
+        # Stride 1: the gradient is the forward convolution of dy with the filter turned
+        # around (rows and columns reversed, inputs and outputs swapped).
+        turned = np.ascontiguousarray(w[::-1, ::-1].transpose((0, 1, 3, 2)))
+        return conv2d_nhwc(dy, turned, (1, 1, dh, dw, before_h, before_w, h, width))
     dx = np.zeros((n, h, width, c), dy.dtype)
     positions = n * oh * ow
     if positions == 0 or c == 0:
