@@ -14,3 +14,7 @@ from .ops.convolution import (  # noqa: F401
 from .ops.pooling import (  # noqa: F401
     avg_pool, avg_pool1d, avg_pool2d, avg_pool3d, max_pool, max_pool1d, max_pool2d, max_pool3d,
     pool)
+from .ops.nn_compositions import (  # noqa: F401
+    batch_normalization, compute_average_loss, crelu, depth_to_space, embedding_lookup, gelu,
+    log_poisson_loss, normalize_moments, scale_regularization_loss, space_to_depth,
+    weighted_cross_entropy_with_logits)
