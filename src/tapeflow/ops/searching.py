@@ -10,13 +10,9 @@ from . import rules
 from .registry import OpDef, bind, register
 
 
-def _is_real(d):
-    return d.is_floating or d.is_integer
-
-
 def _bound_infer(op_name):
     def infer(sorted_inputs, values, out_type):
-        rules.check_dtype_in(op_name, sorted_inputs, _is_real, "real number types")
+        rules.check_dtype_in(op_name, sorted_inputs, rules.is_numeric, "real number types")
         rules.check_same_dtype(op_name, (sorted_inputs, values))
         if out_type not in (dtypes.int32, dtypes.int64):
             raise rules.dtype_error(f"Value for attr 'out_type' of {out_type.name} is not in "

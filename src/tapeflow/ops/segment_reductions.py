@@ -6,7 +6,6 @@ gradient is exact around zeros)."""
 
 import numpy as np
 
-from .. import dtypes
 from ..errors import InvalidArgumentError
 from . import rules
 from .creation import ones_like, zeros_like
@@ -16,10 +15,6 @@ from .registry import OpDef, bind, register
 from .shape import reshape
 
 _KINDS = ("sum", "mean", "max", "min", "prod")
-
-
-def _is_real(d):
-    return d.is_floating or d.is_integer
 
 
 def _empty_value(kind, dtype, sorted_ids):
@@ -35,7 +30,7 @@ def _empty_value(kind, dtype, sorted_ids):
 
 def _infer(op_name, sorted_ids):
     def infer(data, segment_ids, num_segments=None):
-        rules.check_dtype_in(op_name, data, _is_real, "real number types")
+        rules.check_dtype_in(op_name, data, rules.is_numeric, "real number types")
         rules.check_int_dtype(op_name, segment_ids, "segment_ids")
         k = len(segment_ids._shape)
         if sorted_ids:

@@ -15,13 +15,9 @@ from .registry import OpDef, bind, register
 from .shape import expand_dims, transpose
 
 
-def _is_real(d):
-    return d.is_floating or d.is_integer
-
-
 def _top_k_infer(input, k, sorted, index_type):
     op_name = "TopKV2"
-    rules.check_dtype_in(op_name, input, _is_real, "real number types")
+    rules.check_dtype_in(op_name, input, rules.is_numeric, "real number types")
     if not input._shape:
         raise rules.op_error(op_name, "input must be >= 1-D, got shape []")
     if k < 0:
