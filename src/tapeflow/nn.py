@@ -18,3 +18,6 @@ from .ops.nn_compositions import (  # noqa: F401
     batch_normalization, compute_average_loss, crelu, depth_to_space, embedding_lookup, gelu,
     log_poisson_loss, normalize_moments, scale_regularization_loss, space_to_depth,
     weighted_cross_entropy_with_logits)
+from .ops.transposed_convolutions import (  # noqa: F401
+    atrous_conv2d_transpose, conv1d_transpose, conv3d_transpose, conv_transpose,
+    depthwise_conv2d_backprop_filter, depthwise_conv2d_backprop_input, separable_conv2d)
