@@ -8,8 +8,8 @@ from . import (autodiff, autograph, config, data, debugging, dtypes, errors,  # 
                experimental, keras, linalg, math, nest, nn, random, saved_model, train)
 from .autodiff.custom import RegisterGradient, custom_gradient
 from .autodiff.tape import GradientTape, UnconnectedGradients
-from .dtypes import (DType, as_dtype, bool, complex64, complex128, double, float16,  # noqa: A004
-                     float32, float64, half, int8, int16, int32, int64, uint8)
+from .dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half,  # noqa: A004
+                     int8, int16, int32, int64, uint8)
 from .ops.control import cond, while_loop
 from .ops.creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like  # noqa: A004
 from .ops.elementwise import (
