@@ -21,6 +21,7 @@ from .ops.nn_compositions import (  # noqa: F401
 from .ops.transposed_convolutions import (  # noqa: F401
     atrous_conv2d_transpose, conv1d_transpose, conv3d_transpose, conv_transpose,
     depthwise_conv2d_backprop_filter, depthwise_conv2d_backprop_input, separable_conv2d)
+from .ops.ctc import collapse_repeated, ctc_loss, ctc_unique_labels  # noqa: F401
 from .ops.space_batch import space_to_batch, with_space_to_batch  # noqa: F401
 from .ops.window_taps import dilation2d, erosion2d, max_pool_with_argmax  # noqa: F401
 from .ops.normalization import (  # noqa: F401
