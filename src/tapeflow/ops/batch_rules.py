@@ -54,6 +54,7 @@ from .random import (
 from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM, SUM, reduce_all
 from .checks import ASSERT, CHECK_NUMERICS
 from .segment_reductions import SEGMENT_OPS
+from .stateless import STATELESS_DRAWS
 from .searching import LOWER_BOUND, UNIQUE, UNIQUE_WITH_COUNTS, UPPER_BOUND
 from .sorting import TOP_K
 from .registry import bind
@@ -641,6 +642,8 @@ batches(WHERE, RANGE, LINSPACE, UNIQUE, UNIQUE_WITH_COUNTS)(
     NoVectorizedForm("its output's length depends on the values"))
 batches(RANDOM_SHUFFLE)(NoVectorizedForm("stateful: one draw per call"))
 batches(TENSOR_LIST_PUSH_BACK)(NoVectorizedForm("a list grows by one item per call"))
+batches(*STATELESS_DRAWS)(NoVectorizedForm("integer seeds and states: nothing a jacobian "
+                                           "differentiates flows through them"))
 batches(TENSOR_LIST_POP_BACK)(NoVectorizedForm("a list shrinks by one item per call"))
 # No tensor inputs, so never handed a Batched value:
 batches(EYE, CONST_FILL, RANDOM_STANDARD_NORMAL, RANDOM_UNIFORM, TRUNCATED_NORMAL,

@@ -43,6 +43,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     segments,
     shape,
     sorting,
+    stateless,
     variables,
 )
 from .generator import BACKEND

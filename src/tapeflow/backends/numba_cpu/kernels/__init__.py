@@ -12,7 +12,7 @@ from numba import njit
 
 # The modules whose public functions generated kernels import by name.
 HELPER_MODULES = ("scalar_math", "special_math", "arrays", "gemm", "matrices", "windows",
-                  "segments")
+                  "segments", "philox")
 # Every module whose source the compiled kernels depend on.
 SOURCE_MODULES = HELPER_MODULES + ("microgemm", "numpy_blas")
 
@@ -20,3 +20,10 @@ SOURCE_MODULES = HELPER_MODULES + ("microgemm", "numpy_blas")
 def helper(fn):
     """Every helper: nopython, the NumPy error model (x / 0 is inf, not an exception)."""
     return njit(error_model="numpy", nogil=True, fastmath={"contract"})(fn)
+
+
+def array_helper(fn):
+    """A helper that works on whole arrays: compiled once, and called by symbol rather
+    than linked into each kernel (helper_symbols.py), as there is nothing to inline."""
+    from ..helper_symbols import by_symbol
+    return by_symbol(helper(fn))
