@@ -1,0 +1,136 @@
+"""tf.nn's transposed and separable convolutions, depthwise gradients, morphology,
+max_pool_with_argmax, the statistics and normalizations, space_to_batch and CTC:
+TensorFlow 2.21's values (obtained from it), gradients against finite differences, and
+compiled parity."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tests.compiled_parity import assert_compiled_matches_eager
+
+IMAGE = tf.reshape(tf.constant([3.0, 1, 4, 1, 5, 9, 2, 6, 5]), [1, 3, 3, 1])
+STRUCTURE = tf.constant([[[0.0], [1.0]], [[2.0], [0.5]]])
+CTC_LOGITS = tf.constant(np.log([[[0.6, 0.3, 0.1]], [[0.2, 0.5, 0.3]], [[0.5, 0.1, 0.4]]]),
+                         tf.float32)
+
+
+def test_convolution_transposes_match_tensorflow():
+    out = tf.nn.conv3d_transpose(tf.reshape(tf.range(1.0, 13.0), [1, 3, 2, 2, 1]),
+                                 tf.reshape(tf.range(1.0, 5.0), [2, 1, 1, 2, 1]),
+                                 [1, 3, 2, 2, 2], [1, 1, 1, 1, 1], "SAME")
+    np.testing.assert_array_equal(out.numpy().reshape(-1), [
+        1, 2, 2, 4, 3, 6, 4, 8, 8, 14, 12, 20, 16, 26, 20, 32, 24, 38, 28, 44, 32, 50, 36, 56])
+    out = tf.nn.conv1d_transpose(tf.constant([[[1.0], [2.0]]]),
+                                 tf.constant([[[1.0]], [[2.0]], [[3.0]]]), [1, 4, 1], 2)
+    assert out.numpy().reshape(-1).tolist() == [1.0, 2.0, 5.0, 4.0]
+
+
+def test_morphology_and_argmax_pooling_match_tensorflow():
+    dilated = tf.nn.dilation2d(IMAGE, STRUCTURE, [1, 1, 1, 1], "SAME", "NHWC", [1, 1, 1, 1])
+    assert dilated.numpy().reshape(-1).tolist() == [5.5, 9.5, 11, 6.5, 10, 9, 7, 6, 5]
+    eroded = tf.nn.erosion2d(IMAGE, STRUCTURE, [1, 1, 1, 1], "VALID", "NHWC", [1, 1, 1, 1])
+    assert eroded.numpy().reshape(-1).tolist() == [-1.0, 0.5, 0.5, 4.5]
+    pooled, argmax = tf.nn.max_pool_with_argmax(
+        tf.reshape(tf.constant([3.0, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8]), [2, 3, 2, 1]), 2, 1,
+        "SAME", include_batch_in_index=True)
+    assert pooled.numpy().reshape(-1).tolist() == [4, 1, 9, 9, 9, 9, 6, 6, 8, 8, 8, 8]
+    assert argmax.dtype == tf.int64
+    assert argmax.numpy().reshape(-1).tolist() == [2, 1, 5, 5, 5, 5, 7, 7, 11, 11, 11, 11]
+
+
+def test_statistics_and_normalization_match_tensorflow():
+    np.testing.assert_allclose(tf.nn.lrn(tf.reshape(tf.range(1.0, 5.0), [1, 1, 1, 4]), 1, 1.0,
+                                         0.5, 0.75).numpy().reshape(-1),
+                               [0.390795, 0.420448, 0.384036, 0.567949], rtol=1e-5)
+    x = tf.constant([[1.0, 2.0], [3.0, 6.0]])
+    mean, variance = tf.nn.weighted_moments(x, [0], tf.constant([[1.0], [3.0]]))
+    assert mean.numpy().tolist() == [2.5, 5.0] and variance.numpy().tolist() == [0.75, 3.0]
+    count, sums, squares, shift = tf.nn.sufficient_statistics(x, [1], shift=1.0)
+    assert float(count) == 2.0 and float(shift) == 1.0
+    assert sums.numpy().tolist() == [1.0, 7.0] and squares.numpy().tolist() == [1.0, 29.0]
+    zeros = tf.nn.zero_fraction(tf.constant([[0, 1, 0], [2, 0, 0]]))
+    assert zeros.dtype == tf.float32 and float(zeros) == pytest.approx(2 / 3)
+    blocks = tf.space_to_batch_nd(tf.reshape(tf.range(1, 7), [1, 2, 3, 1]), [2, 2],
+                                  [[0, 0], [0, 1]])
+    assert blocks.numpy()[..., 0].tolist() == [[[1, 3]], [[2, 0]], [[4, 6]], [[5, 0]]]
+    np.testing.assert_array_equal(tf.batch_to_space(blocks, [2, 2], [[0, 0], [0, 1]]),
+                                  tf.reshape(tf.range(1, 7), [1, 2, 3, 1]))
+    paddings, crops = tf.required_space_to_batch_paddings([5, 7], [2, 3], [[1, 0], [0, 1]])
+    assert paddings.numpy().tolist() == [[1, 0], [0, 2]] and crops.numpy().tolist() == [
+        [0, 0], [0, 1]]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not divisible"):
+        tf.space_to_batch_nd(tf.zeros([1, 3, 3, 1]), [2, 2], [[0, 0], [0, 1]])
+
+
+def test_ctc_matches_tensorflow():
+    with tf.GradientTape() as tape:
+        tape.watch(CTC_LOGITS)
+        loss = tf.nn.ctc_loss(tf.constant([[1, 2]]), CTC_LOGITS, [2], [3])
+    np.testing.assert_allclose(loss, [1.255266], rtol=1e-6)
+    np.testing.assert_allclose(tape.gradient(loss, CTC_LOGITS).numpy().reshape(3, 3), [
+        [0.178947, -0.278947, 0.1], [0.115789, -0.131579, 0.015789],
+        [0.342105, 0.1, -0.442105]], atol=1e-6)
+    labels, lengths = tf.nn.collapse_repeated(tf.constant([[1, 1, 2, 2, 1], [3, 4, 4, 5, 5]]),
+                                              tf.constant([5, 4]))
+    assert labels.numpy().tolist() == [[1, 2, 1], [3, 4, 5]]
+    assert lengths.numpy().tolist() == [3, 3]
+    unique, index = tf.nn.ctc_unique_labels(tf.constant([[3, 4, 4, 3]]))
+    assert unique.numpy().tolist() == [[3, 4, 0, 0]] and index.numpy().tolist() == [
+        [0, 1, 1, 0]]
+
+
+def _finite_difference_check(fn, *args, eps=1e-6, rtol=1e-5):
+    """The tape's gradient of sum(fn(*args) * weights) against central differences."""
+    rng = np.random.default_rng(0)
+    values = [np.asarray(a, np.float64) for a in args]
+    out_shape = fn(*[tf.constant(v) for v in values]).shape
+    weights = tf.constant(rng.standard_normal(out_shape))
+
+    def scalar(*vs):
+        return float(tf.reduce_sum(fn(*[tf.constant(v) for v in vs]) * weights))
+
+    sources = [tf.constant(v) for v in values]
+    with tf.GradientTape() as tape:
+        tape.watch(sources)
+        total = tf.reduce_sum(fn(*sources) * weights)
+    for k, grad in enumerate(tape.gradient(total, sources)):
+        numeric = np.zeros_like(values[k])
+        for i in np.ndindex(values[k].shape):
+            up = [v.copy() for v in values]
+            down = [v.copy() for v in values]
+            up[k][i] += eps
+            down[k][i] -= eps
+            numeric[i] = (scalar(*up) - scalar(*down)) / (2 * eps)
+        np.testing.assert_allclose(grad.numpy(), numeric, rtol=rtol, atol=1e-7)
+
+
+def test_gradients_match_finite_differences():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 4, 3, 2))
+    _finite_difference_check(lambda dy, w: tf.nn.conv3d_transpose(
+        dy, w, [1, 4, 4, 3, 2], [1, 2, 1, 2, 1], "SAME"),
+        rng.standard_normal((1, 2, 4, 2, 3)), rng.standard_normal((2, 2, 1, 2, 3)))
+    _finite_difference_check(lambda x, a, b: tf.nn.separable_conv2d(
+        x, a, b, [1, 1, 1, 1], "SAME"), x, rng.standard_normal((2, 2, 2, 1)),
+        rng.standard_normal((1, 1, 2, 3)))
+    _finite_difference_check(lambda x, f: tf.nn.dilation2d(
+        x, f, [1, 2, 1, 1], "SAME", "NHWC", [1, 1, 1, 1]), x, rng.standard_normal((2, 2, 2)))
+    _finite_difference_check(lambda x: tf.nn.max_pool_with_argmax(x, 2, 2, "SAME")[0], x)
+    _finite_difference_check(lambda x: tf.cast(tf.nn.lrn(tf.cast(x, tf.float32), 1, 1.0,
+                                                         0.5, 0.75), tf.float64),
+                             x, eps=1e-2, rtol=1e-2)
+    _finite_difference_check(lambda x, w: tf.nn.weighted_moments(x, [0, 1], w)[1],
+                             x[0, :, :, 0], rng.uniform(0.5, 2.0, (4, 1)))
+    _finite_difference_check(lambda x: tf.nn.ctc_loss(
+        tf.constant([[1, 1, 2], [2, 0, 0]]), x, [3, 1], [5, 4]),
+        rng.standard_normal((5, 2, 3)))
+
+
+def test_compiled_agrees_with_eager(monkeypatch):
+    def composed(image, logits):
+        pooled, argmax = tf.nn.max_pool_with_argmax(image, 2, 1, "SAME")
+        return (tf.nn.dilation2d(image, STRUCTURE, [1, 1, 1, 1], "SAME", "NHWC",
+                                 [1, 1, 1, 1]), pooled, argmax, tf.nn.ctc_loss(tf.constant([[1, 2]]), logits, [2], [3]))
+
+    assert_compiled_matches_eager(monkeypatch, composed, IMAGE, CTC_LOGITS, rtol=1e-6)
