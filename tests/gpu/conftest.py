@@ -15,6 +15,17 @@ if (os.environ.get("NUMBA_ENABLE_CUDASIM") != "1"
 
 
 @pytest.fixture
+def sync_compiles():
+    """tf.function compiles at its first call (not in the background), so that the
+    calls a test counts run the compiled program."""
+    from tapeflow.config import settings
+    mode = settings.compile_mode
+    settings.compile_mode = "sync"
+    yield
+    settings.compile_mode = mode
+
+
+@pytest.fixture
 def notes(capfd):
     """The soft-placement notes written to stderr since the last read, the notes of
     earlier tests forgotten first so that they are written again."""

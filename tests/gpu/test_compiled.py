@@ -8,7 +8,6 @@ import pytest
 
 import tapeflow as tf
 from tapeflow.backends.numba_cuda import device
-from tapeflow.config import settings
 from tapeflow.device_tensor import DeviceTensor, transfers
 
 GPU0 = "/job:localhost/replica:0/task:0/device:GPU:0"
@@ -17,12 +16,7 @@ X = RNG.uniform(-1.0, 1.0, (3, 5)).astype(np.float32)
 W = RNG.uniform(0.5, 1.5, (5,)).astype(np.float32)
 
 
-@pytest.fixture(autouse=True)
-def compiled_at_first_call():
-    mode = settings.compile_mode
-    settings.compile_mode = "sync"
-    yield
-    settings.compile_mode = mode
+pytestmark = pytest.mark.usefixtures("sync_compiles")
 
 
 def _launches(fn, *args):

@@ -1,8 +1,8 @@
 """Elementwise ops on the device: every `elementwise` entry by its `emit` template (no
 per-op code), Cast, Pow and the integer divisions by their own element expressions, and
 the entries that copy their input broadcast to their output (BroadcastTo) or fill it
-(ZerosLike, OnesLike). One "map" kernel (kernels.py) per op, dtypes, rank and the way
-each input is broadcast."""
+(ZerosLike, OnesLike, and ConstFill: tf.zeros and tf.ones of a known shape). One "map"
+kernel (kernels.py) per op, dtypes, rank and the way each input is broadcast."""
 
 import math
 import re
@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from ...device_tensor import host_array, on_device
-from ...ops.creation import ONES_LIKE, ZEROS_LIKE
+from ...ops.creation import CONST_FILL, ONES_LIKE, ZEROS_LIKE
 from ...ops.elementwise import CAST, FLOOR_DIV, FLOOR_MOD, POW
 from ...ops.shape import BROADCAST_TO
 from ...tensor import wrap
@@ -38,6 +38,12 @@ def _pow_element(dtypes, out_dtype, operands, attr_names):
     if out_dtype.is_floating:
         return templates.expand("pow_f({0}, {1})", dtypes, out_dtype, operands, ()), None
     return f"ipow({x}, {y})", f"{y} < 0"  # TensorFlow refuses negative integer powers
+
+
+def _fill_element(dtypes, out_dtype, operands, attr_names):
+    if "value" not in attr_names:  # a boolean fill: not a kernel parameter
+        raise NoDeviceLowering("a boolean fill value")
+    return "attr_value", None
 
 
 def _division_element(template):
@@ -164,3 +170,4 @@ def attach(lowers):
     lowers(BROADCAST_TO)(Map(template="{0}"))
     lowers(ZEROS_LIKE)(Map(template="0"))
     lowers(ONES_LIKE)(Map(template="1"))
+    lowers(CONST_FILL)(Map(_fill_element))

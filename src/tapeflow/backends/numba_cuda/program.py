@@ -1,22 +1,28 @@
 """A tf.function graph compiled for a GPU: the shared passes and fusion plan
 (backends/compiler.py), each fused group as its kernels (fused.py), and every other node
-run as an eager op placed on that GPU (its GPU lowering: views, matrix products) or, when
-the GPU backend has none, on the CPU with the copies made (soft placement, noted once per
-op and dtypes, as eagerly). Values stay in device memory between kernels and between
-calls: inputs on the GPU are read where they are, variables are read and replaced as
-device arrays, outputs are device tensors.
+run as an eager op placed on that GPU (its GPU lowering: views, matrix products, random
+draws) or, when the GPU backend has none, on the CPU with the copies made (soft
+placement, noted once per op and dtypes, as eagerly). If and While nodes run their
+sub-graphs as programs of their own (control_flow.py). Values stay in device memory
+between kernels and between calls: inputs on the GPU are read where they are, variables
+are read and replaced as device arrays, outputs are device tensors.
 
     program = Program(graph, index, scope, backend)
     outputs, new_variable_values = program(input_tensors, variable_tensors, streams)
+    outputs = program.run(input_tensors)  # a branch, condition or loop body
 """
 
 from ... import context, placement
 from ...device_tensor import alias
 from ...errors import OpError
 from ...graph.execute import located, run_graph, run_node
+from ...ops.control import IF, WHILE
+from ...ops.structural import of_kind
 from ...tensor import is_symbolic
 from .. import compiler
 from . import device, kernels
+from .control_flow import (HostStep, IfStep, SubgraphPrograms, WhileStep, host_scalar_node,
+                           node_inputs, store)
 from .elementwise import SUPPORTED, Map
 from .fused import FusedGroup
 from .reduce import Reduction
@@ -63,12 +69,9 @@ class _NodeStep:
         self.node = node
 
     def run(self, env, state, variable_values):
-        node = self.node
-        args = [env[id(x)] if is_symbolic(x) else x for x in node.inputs]
-        outs = run_node(node, args, state, variable_values)
+        outs = run_node(self.node, node_inputs(env, self.node), state, variable_values)
         if outs is not None:
-            for y, value in zip(node.outputs, outs):
-                env[id(y)] = value
+            store(env, self.node.outputs, outs)
         return True
 
 
@@ -90,14 +93,17 @@ class _GroupStep:
 
 class Program:
     """A graph compiled for GPU `index`; called as the CPU backend's kernels are, but on
-    tensors (device tensors stay where they are)."""
+    tensors (device tensors stay where they are). `nested`: a branch, condition or loop
+    body, whose integer and boolean scalars are computed on the host."""
 
-    def __init__(self, graph, index, scope, backend):
+    def __init__(self, graph, index, scope, backend, nested=False):
         self.graph = graph
         self.index = index
         self.scope = scope
         self.optimized = compiler.optimize(graph)
-        items = compiler.plan(self.optimized, lambda node: fusible(backend, node))
+        on_host = host_scalar_node if nested else lambda node: False
+        items = compiler.plan(self.optimized,
+                              lambda node: None if on_host(node) else fusible(backend, node))
         # Group members are read by their groups only: index them by output id.
         member_of = {}
         for item in items:
@@ -105,9 +111,23 @@ class Program:
                 for node in item.nodes:
                     member_of[id(node.outputs[0])] = item
         live = _live(items, self.optimized, member_of)
-        self.steps = [_GroupStep(FusedGroup(item, live, backend), index)
-                      if isinstance(item, compiler.Group) else _NodeStep(item)
-                      for item in items]
+        read = {id(x) for node in self.optimized.nodes for x in node.inputs} | {
+            id(x) for x in self.optimized.outputs}
+
+        def compile_subgraph(subgraph):
+            return _SUBGRAPHS.get(subgraph, index, lambda g: Program(g, index, scope,
+                                                                     backend, nested=True))
+
+        def step(item):
+            if isinstance(item, compiler.Group):
+                return _GroupStep(FusedGroup(item, live, backend), index)
+            if of_kind(item.op, IF):
+                return IfStep(item, compile_subgraph)
+            if of_kind(item.op, WHILE):
+                return WhileStep(item, compile_subgraph, index, read)
+            return HostStep(item) if on_host(item) else _NodeStep(item)
+
+        self.steps = [step(item) for item in items]
         self.kernel_keys = [key for step in self.steps if isinstance(step, _GroupStep)
                             for key in step.fused.kernel_keys()]
         with device.selected(index):
@@ -116,31 +136,50 @@ class Program:
 
     @property
     def source(self):
-        """The generated kernels' text, in the order they run."""
-        return "\n\n".join(key[1] for key in self.kernel_keys)
+        """The generated kernels' text, in the order they run (a branch's or loop's
+        after those of the graph around it)."""
+        nested = [program.source for step in self.steps if hasattr(step, "programs")
+                  for program in step.programs()]
+        return "\n\n".join([key[1] for key in self.kernel_keys] + [s for s in nested if s])
 
     def __call__(self, inputs, variable_values, streams=None):
-        graph = self.optimized
-        env = {id(p): x for p, x in zip(graph.inputs, inputs)}
+        """The outputs and the variables' new values. `streams` (the CPU's Generators for
+        the random ops of branches and loops) is not used: on the GPU every run of a
+        random op draws on the device, from a fresh counter of its seed pair."""
         state = list(variable_values)
-        token = context.random_streams.set(streams)
-        step = None
+        token = context.random_streams.set(None)
         try:
             with placement.restored_scope(self.scope), device.selected(self.index):
-                for step in self.steps:
-                    if not step.run(env, state, variable_values):
-                        # An element failed its check (an integer division by zero):
-                        # op by op, the op raises its error naming the user's line.
-                        return run_graph(self.graph, inputs, variable_values)
+                outputs = self._run(inputs, state, variable_values)
+        finally:
+            context.random_streams.reset(token)
+        return [alias(x) for x in outputs], state
+
+    def run(self, inputs):
+        """A branch's, condition's or loop body's outputs on `inputs` (no variables:
+        tracing made them loop variables and branch outputs)."""
+        return self._run(inputs, [], [])
+
+    def _run(self, inputs, state, variable_values):
+        graph = self.optimized
+        env = {id(p): x for p, x in zip(graph.inputs, inputs)}
+        step = None
+        try:
+            for step in self.steps:
+                if not step.run(env, state, variable_values):
+                    # An element failed its check (an integer division by zero):
+                    # op by op, the op raises its error naming the user's line.
+                    outputs, state[:] = run_graph(self.graph, inputs, variable_values)
+                    return outputs
         except OpError as e:
             error = located(e, step.node if step is not None else None)
             if error is e:
                 raise
             raise error from None
-        finally:
-            context.random_streams.reset(token)
-        outputs = [alias(env[id(x)]) if is_symbolic(x) else alias(x) for x in graph.outputs]
-        return outputs, state
+        return [env[id(x)] if is_symbolic(x) else x for x in graph.outputs]
+
+
+_SUBGRAPHS = SubgraphPrograms()
 
 
 def _live(items, graph, member_of):
