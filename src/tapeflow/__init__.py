@@ -11,6 +11,7 @@ from .autodiff.tape import GradientTape, UnconnectedGradients
 from .dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half,  # noqa: A004
                      int8, int16, int32, int64, uint8)
 from .ops.control import cond, while_loop
+from .ops.tensor_array import TensorArray, TensorArraySpec
 from .ops.creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like  # noqa: A004
 from .ops.elementwise import (
     abs, add, cast, clip_by_value, cos, divide, equal, exp, floor, floordiv, greater, greater_equal,

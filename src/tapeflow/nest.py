@@ -9,6 +9,13 @@ def is_nested(structure):
     return isinstance(structure, (list, tuple, dict))
 
 
+def composite_spec(value):
+    """The type spec of a composite value (a tf.TensorArray), whose tensors nest expands
+    with expand_composites=True (`_to_components` / `_from_components`); else None."""
+    spec = getattr(value, "_type_spec", None)
+    return spec if hasattr(spec, "_from_components") else None
+
+
 def _children(structure):
     if isinstance(structure, dict):
         return [structure[k] for k in sorted(structure)]
@@ -21,18 +28,27 @@ def flatten(structure, expand_composites=False):
     >>> flatten({"b": [1, 2], "a": 3})
     [3, 1, 2]
     """
+    if expand_composites:
+        spec = composite_spec(structure)
+        if spec is not None:
+            return flatten(spec._to_components(structure), True)
     if not is_nested(structure):
         return [structure]
     out = []
     for child in _children(structure):
-        out.extend(flatten(child))
+        out.extend(flatten(child, expand_composites))
     return out
 
 
-def _rebuild(structure, leaves):
+def _rebuild(structure, leaves, expand_composites=False):
+    if expand_composites:
+        spec = composite_spec(structure)
+        if spec is not None:
+            return spec._from_components(
+                _rebuild(spec._to_components(structure), leaves, True))
     if not is_nested(structure):
         return next(leaves)
-    children = [_rebuild(c, leaves) for c in _children(structure)]
+    children = [_rebuild(c, leaves, expand_composites) for c in _children(structure)]
     if isinstance(structure, dict):
         keys = sorted(structure)
         return type(structure)((k, children[keys.index(k)]) for k in structure)
@@ -44,11 +60,11 @@ def _rebuild(structure, leaves):
 def pack_sequence_as(structure, flat_sequence, expand_composites=False):
     """Rebuilds `structure` with the leaves taken in order from `flat_sequence`."""
     flat_sequence = list(flat_sequence)
-    n = len(flatten(structure))
+    n = len(flatten(structure, expand_composites))
     if n != len(flat_sequence):
         raise ValueError(f"Structure had {n} elements, but flat_sequence had "
                          f"{len(flat_sequence)} elements.")
-    return _rebuild(structure, iter(flat_sequence))
+    return _rebuild(structure, iter(flat_sequence), expand_composites)
 
 
 def assert_same_structure(nest1, nest2, check_types=True, expand_composites=False):

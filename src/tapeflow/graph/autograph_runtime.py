@@ -36,7 +36,7 @@ import weakref
 
 import numpy as np
 
-from .. import context
+from .. import context, nest
 from ..ops.creation import RANGE
 from ..tensor import Symbolic, Tensor, _Operators, convert_to_tensor, is_symbolic
 
@@ -200,6 +200,9 @@ def _split(value):
                 k: walk(v[k]) for k in v}
         if _is_tensor_like(v):
             tensors.append(_as_tensor(v))
+            return _Slot(len(tensors) - 1)
+        if nest.composite_spec(v) is not None:  # a TensorArray: cond and while_loop
+            tensors.append(v)                   # carry its tensors
             return _Slot(len(tensors) - 1)
         return _Const(v)
 
@@ -544,6 +547,8 @@ def _check_branches(names, main, other, loc):
             raise _error(TypeError, f"'{name}' must have the same nested structure in the "
                                     f"main and else branches: {difference[2]}", loc)
         for x, y in zip(a_tensors, b_tensors):
+            if not isinstance(x, Tensor) or not isinstance(y, Tensor):
+                continue  # TensorArrays: tf.cond compares their tensors
             if x.dtype is not y.dtype:
                 raise _error(TypeError, f"'{name}' has dtype {x.dtype.name} in the main "
                                         f"branch, but dtype {y.dtype.name} in the else branch",
@@ -887,6 +892,8 @@ def _tf_loop_once(cond_fn, step_fn, extra_init, get_state, set_state, names, hea
 
 
 def _check_loop_tensor(name, before, after, loc):
+    if not isinstance(before, Tensor) or not isinstance(after, Tensor):
+        return  # TensorArrays: tf.while_loop checks their tensors
     if before.dtype is not after.dtype:
         raise _error(TypeError, f"'{name}' has dtype {before.dtype.name} before the loop, but "
                                 f"dtype {after.dtype.name} after one iteration", loc)

@@ -101,8 +101,10 @@ def trace_cond(graph, pred, true_fn, false_fn):
     except ValueError:
         raise ValueError(f"true_fn and false_fn must return the same structure: "
                          f"{then_result!r} vs {else_result!r}") from None
-    then_out = [_own(then_graph, _as_output(v, "true_fn")) for v in nest.flatten(then_result)]
-    else_out = [_own(else_graph, _as_output(v, "false_fn")) for v in nest.flatten(else_result)]
+    then_out = [_own(then_graph, _as_output(v, "true_fn"))
+                for v in nest.flatten(then_result, expand_composites=True)]
+    else_out = [_own(else_graph, _as_output(v, "false_fn"))
+                for v in nest.flatten(else_result, expand_composites=True)]
     batched = [False] * len(then_out)
     if any(_is_batched(v) for v in then_out + else_out):
         (then_out, else_out), batched = _stacked_outputs(
@@ -131,7 +133,7 @@ def trace_cond(graph, pred, true_fn, false_fn):
     for var, value in zip(assigned, outputs[n_user:]):
         var.assign(value)
     outputs = [Batched(o) if b else o for o, b in zip(outputs[:n_user], batched)]
-    return nest.pack_sequence_as(then_result, outputs)
+    return nest.pack_sequence_as(then_result, outputs, expand_composites=True)
 
 
 def _branch_assignments(graphs):
@@ -228,7 +230,7 @@ def trace_while(graph, cond, body, values):
     is traced once and runs as a native loop, whatever the trip count. `values`: the
     loop variables as tensors, in loop_vars' structure, which the result has."""
     cond, body = _converted(cond), _converted(body)
-    flat = nest.flatten(values)
+    flat = nest.flatten(values, expand_composites=True)
     positions = {i for i, v in enumerate(flat) if _is_batched(v)}
     size = _batch_size(flat) if positions else None
     try:
@@ -285,8 +287,9 @@ def _symbolic_while(graph, cond, body, values, variables=(), raw=False):
     and the final values are assigned after the loop. raw: return the node's outputs
     (values flat, then histories and trip count), not the loop variables' structure."""
     structure = values
-    n_user = len(nest.flatten(values))
-    flat = nest.flatten(values) + [var.read_value() for var in variables]
+    n_user = len(nest.flatten(values, expand_composites=True))
+    flat = nest.flatten(values, expand_composites=True) + [var.read_value()
+                                                           for var in variables]
     like = list(flat)
     holders = {}
 
@@ -298,7 +301,7 @@ def _symbolic_while(graph, cond, body, values, variables=(), raw=False):
     for _ in range(2):
         cond_graph, cond_result = _trace_subgraph(
             graph, "while_cond", lambda *xs: cond(*nest.pack_sequence_as(
-                structure, user_values(xs, "cond"))), like)
+                structure, user_values(xs, "cond"), expand_composites=True)), like)
         body_graph, body_result = _trace_subgraph(
             graph, "while_body", lambda *xs: _body_outputs(
                 body, structure, user_values(xs, "body")) + holders["body"], like)
@@ -355,7 +358,7 @@ def _symbolic_while(graph, cond, body, values, variables=(), raw=False):
         var.assign(value)
     if raw:
         return outputs
-    return nest.pack_sequence_as(structure, outputs[:n_user])
+    return nest.pack_sequence_as(structure, outputs[:n_user], expand_composites=True)
 
 
 def _list_vars(body_graph, n):
@@ -391,7 +394,7 @@ class _Like:
 
 
 def _body_outputs(body, structure, xs):
-    result = body(*nest.pack_sequence_as(structure, list(xs)))
+    result = body(*nest.pack_sequence_as(structure, list(xs), expand_composites=True))
     if not isinstance(result, (list, tuple)):
         result = [result]
     try:
@@ -399,7 +402,11 @@ def _body_outputs(body, structure, xs):
     except ValueError:
         raise ValueError(f"while_loop body returned {result!r}, which does not have the "
                          f"structure of loop_vars") from None
-    return nest.flatten(result)
+    flat = nest.flatten(result, expand_composites=True)
+    if len(flat) != len(nest.flatten(structure, expand_composites=True)):
+        raise ValueError(f"while_loop body returned {result!r}, whose TensorArrays do not "
+                         f"hold what loop_vars' held")
+    return flat
 
 
 # -- random draws inside branches and loops (ops/draws.py) ---------------------------------

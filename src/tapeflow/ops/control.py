@@ -105,6 +105,8 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 # -- while_loop ----------------------------------------------------------------------------
 
 def _as_loop_value(v):
+    if nest.composite_spec(v) is not None:  # a TensorArray: its tensors are loop variables
+        return v
     if isinstance(v, _Operators):
         return v if not hasattr(v, "read_value") else v.read_value()
     return convert_to_tensor(v)
@@ -137,7 +139,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if graph is not None:
         # One While node even on constant loop variables, as in TensorFlow: running the
         # loop at trace time would copy its body once per iteration into the graph.
-        result = graph.trace_while(cond, body, values)
+        result = _trace_while_learning_shapes(graph, cond, body, values)
         return result[0] if single else result
     iterations = 0
     while _truth(cond(*values), "while_loop condition"):
@@ -156,6 +158,20 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         values = nest.map_structure(_as_loop_value, result)
         iterations += 1
     return values[0] if single else values
+
+
+def _trace_while_learning_shapes(graph, cond, body, values):
+    """graph.trace_while, started again each time the body's first write to a
+    TensorArray that entered without a known element shape shows that shape."""
+    from .tensor_array import ElementShapeLearned
+    while True:
+        try:
+            return graph.trace_while(cond, body, values)
+        except ElementShapeLearned as learned:
+            started = learned.replace_in(values)
+            if started is None:  # an enclosing loop's TensorArray
+                raise
+            values = started
 
 
 def _counted_loop(cond, body, values, limit, logical_and):
