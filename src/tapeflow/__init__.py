@@ -41,6 +41,12 @@ from .ops.indexing import tensor_scatter_nd_sub
 from .ops.segments import histogram_fixed_width
 from .ops.space_batch import (batch_to_space, required_space_to_batch_paddings,
                               space_to_batch, space_to_batch_nd)
+from .ops.counting import histogram_fixed_width_bins
+from .framework import broadcast_dynamic_shape, broadcast_static_shape
+from .graph.trace import init_scope
+from .grouping import control_dependencies, get_current_name_scope, group, no_op, tuple  # noqa: A004
+from .initializers import (constant_initializer, ones_initializer, random_normal_initializer,
+                           random_uniform_initializer, zeros_initializer)
 from .ops.truncation import saturate_cast, truncatediv, truncatemod
 from .ops.reduce import (argmax, argmin, cumsum, reduce_all, reduce_any, reduce_logsumexp,
                          reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)

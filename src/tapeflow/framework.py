@@ -1,5 +1,6 @@
 """TensorFlow's framework helpers at `tf`'s top level: get_static_value,
-is_symbolic_tensor, inside_function, identity_n and shape_n."""
+is_symbolic_tensor, inside_function, identity_n, shape_n, broadcast_static_shape and
+broadcast_dynamic_shape."""
 
 import numpy as np
 
@@ -46,3 +47,39 @@ def shape_n(input, out_type=dtypes.int32, name=None):  # noqa: A002
 
 __all__ = ["get_static_value", "is_symbolic_tensor", "inside_function", "identity_n",
            "shape_n"]
+
+
+def broadcast_static_shape(shape_x, shape_y):
+    """The TensorShape two shapes broadcast to (tf.broadcast_static_shape); unknown
+    dimensions stay unknown where the other is 1 or unknown."""
+    from .errors import InvalidArgumentError
+    from .ops import rules
+    from .tensor import TensorShape
+    x, y = TensorShape(shape_x), TensorShape(shape_y)
+    try:
+        return TensorShape(rules.broadcast_shapes("BroadcastArgs", tuple(x), tuple(y)))
+    except InvalidArgumentError:
+        raise ValueError(f"Incompatible shapes for broadcasting. Two shapes are compatible "
+                         f"if for each dimension pair they are either equal or one of them "
+                         f"is 1. Received: {tuple(x)} and {tuple(y)}.") from None
+
+
+def broadcast_dynamic_shape(shape_x, shape_y):
+    """The shape two shapes, given as int vectors, broadcast to (tf.broadcast_dynamic_shape,
+    TensorFlow's BroadcastArgs): InvalidArgumentError where they do not."""
+    from .ops import rules
+    from .ops.elementwise import equal, where
+    from .ops.shape import concat
+    x, y = rules.as_tensors(shape_x, shape_y)
+    rules.check_same_dtype("BroadcastArgs", (x, y))
+    static_x, static_y = get_static_value(x), get_static_value(y)
+    if static_x is not None and static_y is not None:
+        dims = rules.broadcast_shapes("BroadcastArgs", tuple(static_x.tolist()),
+                                      tuple(static_y.tolist()))
+        from .tensor import constant
+        return constant(np.asarray(dims, dtype=x.dtype._np))
+    # Known only when the function runs: the longer shape where the shorter is 1.
+    n = max(x._shape[0], y._shape[0])
+    x = concat([np.ones(n - x._shape[0], x.dtype._np), x], 0)
+    y = concat([np.ones(n - y._shape[0], y.dtype._np), y], 0)
+    return where(equal(x, 1), y, x)

@@ -33,6 +33,7 @@ from .ops.reduce import (  # noqa: F401
     argmax, argmin, count_nonzero, cumprod, cumsum, reduce_all, reduce_any, reduce_logsumexp,
     reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum)
 from .ops.indexing import unsorted_segment_sum  # noqa: F401
+from .ops.counting import bincount, confusion_matrix  # noqa: F401
 
 
 def _special_namespace():

@@ -9,3 +9,17 @@ from .ops.stateless import (  # noqa: F401
     stateless_truncated_normal,
     stateless_uniform,
 )
+from .random_generator import (  # noqa: F401
+    Algorithm,
+    Generator,
+    create_rng_state,
+    get_global_generator,
+    set_global_generator,
+)
+from .ops.counted_draws import (  # noqa: F401
+    stateless_binomial,
+    stateless_categorical,
+    stateless_parameterized_truncated_normal,
+    stateless_poisson,
+)
+from . import random_experimental as experimental  # noqa: F401

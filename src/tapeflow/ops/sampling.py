@@ -19,6 +19,14 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     >>> tf.random.categorical(tf.math.log([[0.5, 0.5]]), 4).shape
     TensorShape([1, 4])
     """
+    return gumbel_max(logits, num_samples, dtype, lambda shape, dtype: uniform(
+        shape, minval=1e-20, maxval=1.0, dtype=dtype, seed=seed))
+
+
+def gumbel_max(logits, num_samples, dtype, uniform_in_open_unit):
+    """The Gumbel-max draw of `num_samples` classes per row of `logits`, from
+    `uniform_in_open_unit(shape, dtype)`: uniforms in (0, 1), so that log(0) never
+    appears (tf.random.categorical and stateless_categorical differ only in those)."""
     logits = rules.as_tensor(logits)
     if len(logits._shape) != 2:
         raise InvalidArgumentError(f"logits should be a matrix, got shape "
@@ -29,11 +37,9 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
         raise ValueError(f"dtype must be int32 or int64, got {out_dtype!r}")
     num_samples = rules.int_scalar(num_samples, "Multinomial", "num_samples")
     batch, classes = logits._shape
-    # uniform in (0, 1): tiny values never reach log(0)
     if not logits.dtype.is_floating:
         rules.check_dtype_in("Multinomial", logits, rules.is_float, "float types")
-    u = uniform([batch, num_samples, classes], minval=1e-20, maxval=1.0, dtype=logits.dtype,
-                seed=seed)
+    u = uniform_in_open_unit([batch, num_samples, classes], logits.dtype)
     gumbel = negative(log(negative(log(u))))
     return argmax(expand_dims(logits, 1) + gumbel, axis=-1, output_type=out_dtype)
 
