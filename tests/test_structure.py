@@ -23,7 +23,8 @@ LAYERS = (
     ("ops", "printing"),  # printing: tf.print's op
     ("autodiff", "graph"),
     ("backends",),
-    ("variable", "tracking", "module", "math", "nn", "linalg", "random", "autograph",
+    ("variable", "tracking", "module", "math", "nn", "linalg", "random", "random_generator",
+     "random_experimental", "autograph",
      "debugging", "framework", "keras", "data", "saved_model", "train", "experimental",
      "__init__"),
 )

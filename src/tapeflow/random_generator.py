@@ -23,7 +23,9 @@ from .ops.stateless import (
     uniform_values,
     unsupported_algorithm,
 )
+from .ops.counted_draws import binomial_from_key_counter
 from .ops.creation import _shape_tuple
+from .ops.shape import stack
 from .tensor import _Operators, convert_to_tensor
 from .variable import Variable
 
@@ -195,7 +197,6 @@ class Generator:
     def make_seeds(self, count=1):
         """Seed pairs for the stateless ops: shape [2, count], int64."""
         keys = self.uniform_full_int([count], dtypes.int64)
-        from .ops.shape import stack
         return stack([keys, keys * 0])
 
     def split(self, count=1):
@@ -205,7 +206,6 @@ class Generator:
 
     def binomial(self, shape, counts, probs, dtype=dtypes.int32, name=None):
         """Binomial draws of `counts` trials with success probability `probs`."""
-        from .ops.counted_draws import binomial_from_key_counter
         shape = _shape_tuple(shape, "StatefulRandomBinomial")
         key, counter = self._key_counter(shape)
         return binomial_from_key_counter(key, counter, shape, counts, probs, dtype)
