@@ -134,3 +134,37 @@ def test_compiled_agrees_with_eager(monkeypatch):
                                  [1, 1, 1, 1]), pooled, argmax, tf.nn.ctc_loss(tf.constant([[1, 2]]), logits, [2], [3]))
 
     assert_compiled_matches_eager(monkeypatch, composed, IMAGE, CTC_LOGITS, rtol=1e-6)
+
+
+def test_top_level_counting_shapes_and_initializers_match_tensorflow():
+    bins = tf.histogram_fixed_width_bins(tf.constant([[-1.0, 0.0, 1.5], [2.0, 5.0, 15.0]]),
+                                         [0.0, 5.0], 5)
+    assert bins.numpy().tolist() == [[0, 0, 1], [2, 4, 4]]
+    assert tf.math.bincount(tf.constant([1, 1, 3, 0, 5])).numpy().tolist() == [1, 2, 0, 1,
+                                                                               0, 1]
+    assert tf.math.bincount(tf.constant([[1, 1, 3], [0, 0, 2]]), axis=-1).numpy().tolist() \
+        == [[0, 2, 0, 1], [2, 0, 1, 0]]
+    weighted = tf.math.bincount(tf.constant([1, 1, 3]), weights=tf.constant([0.5, 1.0, 2.0]))
+    assert weighted.numpy().tolist() == [0.0, 1.5, 0.0, 2.0]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="non-negative"):
+        tf.math.bincount(tf.constant([1, -1]))
+    matrix = tf.math.confusion_matrix([1, 2, 0], [2, 2, 0], num_classes=3,
+                                      weights=[1.5, 2.0, 3.0], dtype=tf.float32)
+    assert matrix.numpy().tolist() == [[3, 0, 0], [0, 0, 1.5], [0, 0, 2]]
+    assert tf.broadcast_static_shape(tf.TensorShape([2, 1]), tf.TensorShape([3])) == [2, 3]
+    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+        tf.broadcast_static_shape(tf.TensorShape([2]), tf.TensorShape([3]))
+    assert tf.broadcast_dynamic_shape([2, 1, 1], [4, 3]).numpy().tolist() == [2, 4, 3]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Incompatible shapes"):
+        tf.broadcast_dynamic_shape([2], [3])
+    values = tf.constant_initializer([1, 2])(shape=[2])
+    assert values.dtype == tf.int32 and values.numpy().tolist() == [1, 2]
+    assert tf.zeros_initializer()([2], tf.int32).numpy().tolist() == [0, 0]
+    with pytest.raises(ValueError, match="floating point"):
+        tf.random_normal_initializer()([2], tf.int32)
+    assert tf.random_normal_initializer(stddev=0.5).get_config() == {
+        "mean": 0.0, "stddev": 0.5, "seed": None}
+    with tf.name_scope("a"), tf.name_scope("b"):
+        assert tf.get_current_name_scope() == "a/b"
+    assert tf.group(tf.constant(1)) is None and tf.no_op() is None
+    assert tf.tuple([tf.constant(1.0), None])[1] is None
