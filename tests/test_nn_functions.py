@@ -168,3 +168,25 @@ def test_top_level_counting_shapes_and_initializers_match_tensorflow():
         assert tf.get_current_name_scope() == "a/b"
     assert tf.group(tf.constant(1)) is None and tf.no_op() is None
     assert tf.tuple([tf.constant(1.0), None])[1] is None
+
+
+def test_scatter_compositions_match_tensorflow():
+    tensor = tf.constant([1.0, 5.0, 3.0])
+    updates = tf.constant([4.0, 2.0, 3.0])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([tensor, updates])
+        largest = tf.tensor_scatter_nd_max(tensor, [[0], [0], [2]], updates)
+        replaced = tf.tensor_scatter_nd_update(tensor, [[0], [0], [2]], updates)
+    assert largest.numpy().tolist() == [4.0, 5.0, 3.0]
+    # Equal values share the gradient, as TensorFlow's _TensorScatterMinOrMaxGrad.
+    assert [g.numpy().tolist() for g in tape.gradient(largest, [tensor, updates])] == [
+        [0.0, 1.0, 0.5], [1.0, 0.0, 0.5]]
+    assert replaced.numpy().tolist() == [2.0, 5.0, 3.0]  # the last duplicate wins
+    assert [g.numpy().tolist() for g in tape.gradient(replaced, [tensor, updates])] == [
+        [0.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
+    smallest = tf.function(tf.tensor_scatter_nd_min)(tf.constant([[1, 5], [3, 0]]), [[1]],
+                                                     tf.constant([[2, -1]]))
+    assert smallest.numpy().tolist() == [[1, 5], [2, -1]]
+    stitched = tf.dynamic_stitch([[0, 2], [1, 2]], [tf.constant([1.0, 2.0]),
+                                                    tf.constant([3.0, 4.0])])
+    assert stitched.numpy().tolist() == [1.0, 3.0, 4.0]
