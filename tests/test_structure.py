@@ -25,7 +25,8 @@ LAYERS = (
     ("backends",),
     ("variable", "tracking", "module", "math", "nn", "linalg", "random", "random_generator",
      "random_experimental", "autograph",
-     "debugging", "framework", "keras", "data", "saved_model", "train", "experimental",
+     "debugging", "framework", "grouping", "initializers", "scattering", "keras", "data",
+     "saved_model", "train", "experimental",
      "__init__"),
 )
 

@@ -42,8 +42,8 @@ from .ops.segments import histogram_fixed_width
 from .ops.space_batch import (batch_to_space, required_space_to_batch_paddings,
                               space_to_batch, space_to_batch_nd)
 from .ops.counting import histogram_fixed_width_bins
-from .ops.scatter_compositions import (dynamic_stitch, tensor_scatter_nd_max,
-                                       tensor_scatter_nd_min, tensor_scatter_nd_update)
+from .scattering import (dynamic_stitch, tensor_scatter_nd_max, tensor_scatter_nd_min,
+                         tensor_scatter_nd_update)
 from .framework import broadcast_dynamic_shape, broadcast_static_shape
 from .graph.trace import init_scope
 from .grouping import control_dependencies, get_current_name_scope, group, no_op, tuple  # noqa: A004

@@ -6,16 +6,16 @@ gradient evenly between the tensor's and the updates' values that equal the resu
 
 import numpy as np
 
-from .. import dtypes
-from ..autodiff.custom import custom_gradient
-from . import rules
-from .creation import range as arange
-from .creation import ones_like, zeros, zeros_like
-from .elementwise import cast, equal, greater, maximum, minimum, where
-from .indexing import gather, gather_nd, scatter_nd
-from .reduce import reduce_sum
-from .segment_reductions import unsorted_segment_max, unsorted_segment_min
-from .shape import concat, expand_dims, reshape, shape
+from . import dtypes
+from .autodiff.custom import custom_gradient
+from .ops import rules
+from .ops.creation import range as arange
+from .ops.creation import ones_like, zeros, zeros_like
+from .ops.elementwise import cast, equal, greater, maximum, minimum, where
+from .ops.indexing import gather, gather_nd, scatter_nd
+from .ops.reduce import reduce_sum
+from .ops.segment_reductions import unsorted_segment_max, unsorted_segment_min
+from .ops.shape import concat, expand_dims, reshape, shape
 
 
 def _flat_positions(indices, tensor):
@@ -131,7 +131,7 @@ def dynamic_stitch(indices, data, name=None):
     """merged[indices[m][i]] = data[m][i], the later of duplicate indices winning, over
     max(indices) + 1 rows (tf.dynamic_stitch); each data's gradient is the merged
     gradient at its indices."""
-    from .reduce import reduce_max
+    from .ops.reduce import reduce_max
     if len(indices) != len(data) or not indices:
         raise ValueError(f"List argument 'indices' to 'DynamicStitch' Op with length "
                          f"{len(indices)} must match length {len(data)} of argument 'data'.")
