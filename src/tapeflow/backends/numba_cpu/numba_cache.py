@@ -44,10 +44,12 @@ class _KernelLocator(InTreeCacheLocator):
         cache_store.make_private_dir(self.get_cache_path())
 
 
-class _HelperLocator(_CacheLocator):
-    """The cache directory's folder for the helpers' machine code. Its stamp is the key
-    part that covers every helper's source and the library versions (cache.salt), so an
-    edit or an upgrade is a miss, as for kernels."""
+class FolderLocator(_CacheLocator):
+    """A folder of the cache directory, created private, for functions whose entries are
+    stamped by a key of tapeflow's rather than by their source file: the helpers' machine
+    code (the stamp covers every helper's source and the library versions, cache.salt,
+    so an edit or an upgrade is a miss, as for kernels) and the GPU kernels
+    (numba_cuda/disk_cache.py). numba-cuda's caches ask the same of a locator."""
 
     def __init__(self, folder, stamp, py_func):
         self._folder = folder
@@ -81,8 +83,11 @@ class _Impl(CompileResultCacheImpl):
                                                      getattr(sys, "abiflags", ""))
 
 
-class _SignedFiles(IndexDataCacheFile):
-    """Numba's index and data files, signed; what does not verify is not there."""
+class SignedIndexData:
+    """Numba's index and data files, signed; what does not verify is not there. Mixed into
+    an IndexDataCacheFile: numba's (CPU kernels) or numba-cuda's copy of it (GPU kernels,
+    numba_cuda/disk_cache.py), which keep the same attributes and read and write
+    through these methods."""
 
     def _read(self, path):
         """The verified body of `path`, or None (missing or not ours)."""
@@ -123,21 +128,14 @@ class _SignedFiles(IndexDataCacheFile):
         self._write(self._data_path(name), self._dump(data))
 
 
-class SignedCache(FunctionCache):
-    """A FunctionCache whose files are signed (`_SignedFiles`) and whose failures are
-    misses: the cache can make a compile slower, never fail it."""
+class _SignedFiles(SignedIndexData, IndexDataCacheFile):
+    pass
 
-    _impl_class = _Impl
 
-    def __init__(self, py_func, locator=None):  # FunctionCache's, with signed files
-        self._name = repr(py_func)
-        self._py_func = py_func
-        self._impl = _Impl(py_func, locator)
-        self._cache_path = self._impl.locator.get_cache_path()
-        self._cache_file = _SignedFiles(cache_path=self._cache_path,
-                                        filename_base=self._impl.filename_base,
-                                        source_stamp=self._impl.locator.get_source_stamp())
-        self.enable()
+class FailuresAreMisses:
+    """Mixed into a numba Cache: a load that fails (a verified file that still fails to
+    rebuild) is a miss, reported once, and a save that fails is ignored, so the cache can
+    make a compile slower, never fail it."""
 
     def load_overload(self, sig, target_context):
         try:
@@ -151,6 +149,23 @@ class SignedCache(FunctionCache):
             super().save_overload(sig, data)
         except Exception:  # noqa: BLE001, S110 - the compiled code is in memory, so only a
             pass  # later process misses it (an unwritable folder, a value that won't pickle)
+
+
+class SignedCache(FailuresAreMisses, FunctionCache):
+    """A FunctionCache whose files are signed (`_SignedFiles`) and whose failures are
+    misses."""
+
+    _impl_class = _Impl
+
+    def __init__(self, py_func, locator=None):  # FunctionCache's, with signed files
+        self._name = repr(py_func)
+        self._py_func = py_func
+        self._impl = _Impl(py_func, locator)
+        self._cache_path = self._impl.locator.get_cache_path()
+        self._cache_file = _SignedFiles(cache_path=self._cache_path,
+                                        filename_base=self._impl.filename_base,
+                                        source_stamp=self._impl.locator.get_source_stamp())
+        self.enable()
 
 
 def attach(compiled, py_func):
@@ -180,7 +195,7 @@ def cache_helpers():
             module = importlib.import_module(f"{kernels.__name__}.{short}")
             for value in vars(module).values():
                 if isinstance(value, Dispatcher) and value.py_func.__module__ == module.__name__:
-                    value._cache = SignedCache(value.py_func, _HelperLocator(
+                    value._cache = SignedCache(value.py_func, FolderLocator(
                         folder, stamp, value.py_func))
         _helpers_folder = folder
 

@@ -30,7 +30,8 @@ class NumbaCUDA(compiler.Backend):
         return program.Program(graph, index, scope, self)
 
     def clear_cache(self):
-        kernels.clear()  # kernels live in memory only
+        # Their files on disk share the CPU kernels' directory and names, and go with them.
+        kernels.clear()
 
     def lowering(self, op):
         found = op.lowerings.get(self.name)

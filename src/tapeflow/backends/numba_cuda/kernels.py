@@ -1,4 +1,5 @@
-"""The @cuda.jit kernels, generated from a key and kept in memory (one per key).
+"""The @cuda.jit kernels, generated from a key and kept in memory (one per key); their
+machine code is also kept on disk (disk_cache.py), so a later process loads it.
 
 A key is plain data (tuples of strings and ints) and the only input of `source(key)`:
 the text and the argument types of the kernel follow from it, so a kernel can be
@@ -29,7 +30,7 @@ compiled again elsewhere (tests compile every key to PTX for sm_90). Two kinds:
 
 import numpy as np
 
-from .device import cuda
+from .device import cuda, simulated
 
 _kernels = {}
 _TEXT_KINDS = frozenset({"fused", "gather", "random"})  # keys that carry their own text
@@ -45,16 +46,22 @@ def compiled_keys():
 
 
 def kernel(key):
-    """The compiled kernel of `key` (generated and compiled at first use)."""
+    """The compiled kernel of `key` (generated and compiled at first use; on a GPU its
+    machine code comes from the disk cache when an earlier process compiled it)."""
     found = _kernels.get(key)
     if found is None:
-        function, signature = _python_function(key)
-        found = _kernels[key] = cuda().jit(signature)(function)
+        function, signature, text = _python_function(key)
+        if simulated():  # the simulator's kernels are Python: nothing to cache
+            found = cuda().jit(signature)(function)
+        else:
+            from .disk_cache import compile_kernel
+            found = compile_kernel(cuda(), function, signature, text)
+        _kernels[key] = found
     return found
 
 
 def _python_function(key):
-    """(the kernel of `key` as a Python function, its numba signature)."""
+    """(the kernel of `key` as a Python function, its numba signature, its text)."""
     from .device_math import HELPERS
     text, signature = source(key)
     # The module name keeps NumPy's float warnings under the simulator quiet, as the
@@ -62,7 +69,7 @@ def _python_function(key):
     namespace = {"__name__": "tapeflow.backends.numba_cuda.generated", "cuda": cuda(),
                  "np": np, **HELPERS}
     exec(compile(text, f"<tapeflow cuda kernel {key[0]}>", "exec"), namespace)
-    return namespace["kernel"], signature
+    return namespace["kernel"], signature, text
 
 
 def source(key):
@@ -74,7 +81,7 @@ def source(key):
 
 def ptx(key, cc=(9, 0)):
     """The PTX of `key`'s kernel for compute capability `cc` (needs NVVM, not a GPU)."""
-    function, signature = _python_function(key)
+    function, signature, _ = _python_function(key)
     code, _ = cuda().compile_ptx(function, signature.args, cc=cc)
     return code
 
