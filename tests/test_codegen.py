@@ -109,7 +109,7 @@ def kernel(x, K_float32, W):
     # fused: Mul AddV2 -> Sum
     n2 = x.shape[0]
     sum_acc = np.float64(0.0)
-    sum_chunk = np.empty(1024, np.float32)
+    sum_chunk = empty_array(1024, np.float32)
     for b6 in range(0, n2, 1024):
         m7 = min(1024, n2 - b6)
         x_chunk = x[b6:b6 + m7]
@@ -121,7 +121,7 @@ def kernel(x, K_float32, W):
         for j12 in range(m7):
             sum_acc = radd_fast(sum_acc, np.float64(sum_chunk[j12]))
     sum = np.float32(sum_acc)
-    sum_array = np.full((), sum)
+    sum_array = scalar_array(sum)
     return (sum_array,)
 '''
 

@@ -34,10 +34,10 @@ def _helper_sources():
     """The text of every module of kernels/ (the helpers' jit options included)."""
     import importlib
 
-    from . import kernels
+    from . import helper_symbols, kernels
     from .kernels import numpy_blas
-    modules = [kernels] + [importlib.import_module(f"{kernels.__name__}.{name}")
-                           for name in kernels.SOURCE_MODULES]
+    modules = [kernels, helper_symbols] + [
+        importlib.import_module(f"{kernels.__name__}.{name}") for name in kernels.SOURCE_MODULES]
     parts = []
     for module in modules:
         with open(module.__file__, "rb") as f:

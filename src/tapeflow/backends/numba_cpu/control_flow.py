@@ -60,7 +60,7 @@ def _while(cg, node):
             # The list lives in the first rows of a buffer with room to grow.
             base = list_bases[(i, i)] = cg.fresh("rows")
             src = cg.contiguous(v)
-            cg.emit(f"{base} = np.empty((max(16, 2 * {src}.shape[0]),) + {src}.shape[1:], "
+            cg.emit(f"{base} = empty_array((max(16, 2 * {src}.shape[0]),) + {src}.shape[1:], "
                     f"{np_name(v.dtype)})")
             cg.emit(f"copy_flat({base}, 0, {src})")
             cg.emit(f"{name} = {base}[:{src}.shape[0]]")
@@ -77,7 +77,7 @@ def _while(cg, node):
     for i in (i for i, keep in enumerate(histories) if keep):
         rows = "16" if i in by_length or i in scalars else f"(16,) + {names[i]}.shape"
         dtype = "np.int32" if i in by_length else np_name(loop[i].dtype)
-        buffers[i] = cg.assign(f"np.empty({rows}, {dtype})")
+        buffers[i] = cg.assign(f"empty_array({rows}, {dtype})")
     count = cg.fresh("count")
     cg.emit(f"{count} = 0")
     cg.emit("while True:")
@@ -100,7 +100,7 @@ def _while(cg, node):
         if i in after_step:
             if i not in scalars:  # the placeholder before the loop may have another shape
                 cg.emit(f"if {count} == 0 and {names[i]}.shape != {h}.shape[1:]:")
-                cg.emit(f"    {h} = np.empty((16,) + {names[i]}.shape, "
+                cg.emit(f"    {h} = empty_array((16,) + {names[i]}.shape, "
                         f"{np_name(loop[i].dtype)})")
             _store_step(cg, node, h, i, names[i], count, False, i in scalars,
                         None in outs[i]._shape)

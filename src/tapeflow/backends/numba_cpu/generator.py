@@ -259,11 +259,11 @@ class Codegen:
     def array(self, v):
         """The name of an array holding `v` (a scalar becomes a 0-d array)."""
         if v.local:  # here, not cached: this point may sit in a branch the next use is not
-            return self.assign(f"np.full((), {v.scalar})", self.shown_after(v, "_array"))
+            return self.assign(f"scalar_array({v.scalar})", self.shown_after(v, "_array"))
         if v.name is None:
             name = self.fresh("t", self.shown_after(v, "_array"))
             # At the top of the kernel: defined on every path, whatever branch needs it.
-            self.prologue.append(f"{name} = np.full((), {v.scalar})")
+            self.prologue.append(f"{name} = scalar_array({v.scalar})")
             v.name = name
         return v.name
 
@@ -341,9 +341,9 @@ class Codegen:
         name = self.fresh()
         dt = np_name(y.dtype)
         if fill is None:
-            self.emit(f"{name} = np.empty({tuple_expr(shape_exprs)}, {dt})")
+            self.emit(f"{name} = empty_array({tuple_expr(shape_exprs)}, {dt})")
         else:
-            self.emit(f"{name} = np.full({tuple_expr(shape_exprs)}, {fill}, {dt})")
+            self.emit(f"{name} = full_array({tuple_expr(shape_exprs)}, {fill}, {dt})")
         return name
 
     # -- the whole graph -----------------------------------------------------------------

@@ -61,9 +61,9 @@ def _push_back(cg, node):
             # An empty list started before its elements' unknown dimensions were known:
             # its rows take the first element's shape.
             cg.emit(f"if {n} == 0 and {name}.shape[1:] != {rows}.shape:")
-            cg.emit(f"    {name} = np.empty((0,) + {rows}.shape, {np_name(y.dtype)})")
+            cg.emit(f"    {name} = empty_array((0,) + {rows}.shape, {np_name(y.dtype)})")
             if base is not None:
-                cg.emit(f"    {base} = np.empty((16,) + {rows}.shape, {np_name(y.dtype)})")
+                cg.emit(f"    {base} = empty_array((16,) + {rows}.shape, {np_name(y.dtype)})")
         if None in b.shape[1:] or None in item.shape:  # else infer checked it
             code = cg.error("list_element", node)
             cg.emit(f"if {name}.shape[1:] != {rows}.shape: raise ValueError({code})")

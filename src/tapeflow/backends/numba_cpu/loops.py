@@ -278,7 +278,7 @@ class _FusedLoop:
         cg = self.cg
         for red in reductions:
             red.buffer = cg.fresh("buf", red.node.outputs[0].name + "_chunk")
-            cg.emit(f"{red.buffer} = np.empty({CHUNK}, {np_name(red.dt)})")
+            cg.emit(f"{red.buffer} = empty_array({CHUNK}, {np_name(red.dt)})")
         base, m, j = cg.fresh("b"), cg.fresh("m"), cg.fresh("j")
         cg.emit(f"for {base} in range(0, {total}, {CHUNK}):")
         cg.depth += 1
@@ -428,7 +428,7 @@ class _Reduction:
         cg = self.cg
         kept = ["1" if d in self.axes else b for d, b in enumerate(self.loop.bounds)]
         self.array = cg.fresh("acc", self.node.outputs[0].name + "_acc")
-        cg.emit(f"{self.array} = np.full({tuple_expr(kept)}, {self.initial()}, "
+        cg.emit(f"{self.array} = full_array({tuple_expr(kept)}, {self.initial()}, "
                 f"{np_name(self.acc_dt)})")
 
     def _acc_subscript(self, upto):
@@ -484,7 +484,7 @@ class _Reduction:
                 cg.local_scalar(out, s if node.op.reduction != "mean" else value)
                 return
             name = cg.fresh()
-            cg.emit(f"{name} = np.empty({tuple_expr(['1'] * rank)}, {out_np})")
+            cg.emit(f"{name} = empty_array({tuple_expr(['1'] * rank)}, {out_np})")
             cg.emit(f"{name}{subscript(['0'] * rank)} = {value}")
         else:
             a = self.array

@@ -45,4 +45,4 @@ def _l2_loss(cg, node):
     t = cg.val(node.inputs[0])
     y = node.outputs[0]
     flat = cg.assign(f"{cg.contiguous(t)}.reshape({cg.product(cg.dims(t))})")
-    cg.output(node, cg.assign(f"np.full((), {np_name(y.dtype)}(l2_loss1({flat})))"))
+    cg.output(node, cg.assign(f"scalar_array({np_name(y.dtype)}(l2_loss1({flat})))"))

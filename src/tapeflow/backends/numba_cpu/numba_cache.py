@@ -33,7 +33,7 @@ from numba.core.caching import (
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 
-from . import cache, cache_store
+from . import cache, cache_store, helper_symbols
 
 
 class _KernelLocator(InTreeCacheLocator):
@@ -81,6 +81,18 @@ class _Impl(CompileResultCacheImpl):
         module = os.path.splitext(os.path.basename(source_path))[0]
         self._filename_base = self.get_filename_base(f"{module}.{py_func.__qualname__}",
                                                      getattr(sys, "abiflags", ""))
+
+    def reduce(self, cres):
+        """Numba's payload, and the helpers its machine code calls by symbol."""
+        return super().reduce(cres), helper_symbols.requirements(cres.library)
+
+    def rebuild(self, target_context, payload):
+        payload, required = payload
+        from . import kernels
+        # before LLVM resolves the kernel's calls to them
+        helper_symbols.provide(required, {f"{kernels.__name__}.{name}"
+                                          for name in kernels.SOURCE_MODULES})
+        return super().rebuild(target_context, payload)
 
 
 class SignedIndexData:
@@ -197,6 +209,7 @@ def cache_helpers():
                 if isinstance(value, Dispatcher) and value.py_func.__module__ == module.__name__:
                     value._cache = SignedCache(value.py_func, FolderLocator(
                         folder, stamp, value.py_func))
+                    helper_symbols.enable(value)
         _helpers_folder = folder
 
 

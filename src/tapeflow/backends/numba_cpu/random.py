@@ -35,7 +35,7 @@ def _random(cg, node):
         attrs = node.attrs
         shape = attrs["shape"]
         if node.op is RANDOM_UNIFORM_INT and math.prod(shape) == 0:
-            expr = f"np.zeros({tuple_expr(shape)}, {np_name(y.dtype)})"
+            expr = f"zeros_array({tuple_expr(shape)}, {np_name(y.dtype)})"
         else:
             expr = node.op.emit.format(  # the op's draw from the Generator argument
                 g=_stream(cg, node), shape=tuple_expr(shape), dtype=np_name(y.dtype),

@@ -142,7 +142,7 @@ def _unpack(cg, node):
     for k, y in enumerate(node.outputs):
         idx = colons(axis) + [str(k)] + colons(x.rank - axis - 1)
         if x.rank == 1:
-            cg.output(node, cg.assign(f"np.full((), {name}[{k}])"), "C", k)
+            cg.output(node, cg.assign(f"scalar_array({name}[{k}])"), "C", k)
         else:
             cg.output(node, cg.assign(f"{name}{subscript(idx)}"), "A", k)
 
@@ -197,7 +197,7 @@ def _tile(cg, node):
     x = cg.val(node.inputs[0])
     y = node.outputs[0]
     if x.rank == 0:
-        cg.output(node, cg.assign(f"np.full((), {cg.scalar(x)})"))
+        cg.output(node, cg.assign(f"scalar_array({cg.scalar(x)})"))
         return
     name = cg.array(x)
     mult = cg.runtime_ints(node.attrs["multiples"])
@@ -218,7 +218,7 @@ def _pad(cg, node):
     x, c = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     y = node.outputs[0]
     if x.rank == 0:
-        cg.output(node, cg.assign(f"np.full((), {cg.scalar(x)})"))
+        cg.output(node, cg.assign(f"scalar_array({cg.scalar(x)})"))
         return
     flat = [p for pair in node.attrs["paddings"] for p in pair]
     pads = cg.runtime_ints(flat)
@@ -235,7 +235,7 @@ def _mirror_pad(cg, node):
     x = cg.val(node.inputs[0])
     y = node.outputs[0]
     if x.rank == 0:
-        cg.output(node, cg.assign(f"np.full((), {cg.scalar(x)})"))
+        cg.output(node, cg.assign(f"scalar_array({cg.scalar(x)})"))
         return
     shift = 0 if node.attrs["mode"] == "REFLECT" else 1
     flat = [p for pair in node.attrs["paddings"] for p in pair]
@@ -291,7 +291,7 @@ def _pad_with_tensor(cg, node):
             f"{''.join(', ' + d for d in dims)})")
     cg.emit(f"check_paddings({paddings}, {x.rank}, {cg.error('pad_negative', node)})")
     if x.rank == 0:
-        cg.output(node, cg.assign(f"np.full((), {cg.scalar(x)})"))
+        cg.output(node, cg.assign(f"scalar_array({cg.scalar(x)})"))
         return
     lo = [cg.assign(f"np.int64({paddings}[{i}, 0])") for i in range(x.rank)]
     hi = [cg.assign(f"np.int64({paddings}[{i}, 1])") for i in range(x.rank)]
@@ -323,5 +323,5 @@ def _shape(cg, node):
             cg.emit(f"{out}[{k}] = {d}")
     else:
         value = cg.product(dims) if node.op is SIZE else str(len(dims))
-        out = cg.assign(f"np.full((), {dt}({value}))")
+        out = cg.assign(f"scalar_array({dt}({value}))")
     cg.output(node, out)

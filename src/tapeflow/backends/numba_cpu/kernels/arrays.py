@@ -11,8 +11,33 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from . import array_helper as _array_jit
 from . import helper as _jit
 from .scalar_math import exp_t, log_t, maximum, radd_fast
+
+
+# Kernels allocate through these rather than np.empty, np.zeros and np.full: Numba
+# compiles its implementations of those again in every process, for each signature
+# (about 0.3 s of a new kernel's compile), whereas helpers' machine code is cached.
+@_jit
+def empty_array(shape, dtype):
+    return np.empty(shape, dtype)
+
+
+@_jit
+def zeros_array(shape, dtype):
+    return np.zeros(shape, dtype)
+
+
+@_jit
+def full_array(shape, value, dtype):
+    return np.full(shape, value, dtype)
+
+
+@_jit
+def scalar_array(value):
+    """A 0-d array holding `value`, of its type."""
+    return np.full((), value)
 
 
 @_jit
@@ -194,7 +219,7 @@ def grow_rows(h):
     return out
 
 
-@_jit
+@_array_jit
 def gather4(params, indices, out, code):
     batch, outer, n, inner = params.shape
     m = indices.shape[1]
@@ -211,7 +236,7 @@ def gather4(params, indices, out, code):
                     out[b, a, j, c] = params[b, a, k, c]
 
 
-@_jit
+@_array_jit
 def segment_sum(data, ids, out, code):
     n = out.shape[0]
     for j in range(ids.shape[0]):
@@ -248,7 +273,7 @@ def _nd_offset(indices, j, dims):
     return offset
 
 
-@_jit
+@_array_jit
 def gather_nd2(params, indices, dims, out):
     for j in range(indices.shape[0]):
         offset = _nd_offset(indices, j, dims)
@@ -256,7 +281,7 @@ def gather_nd2(params, indices, dims, out):
             out[j, c] = params[offset, c]
 
 
-@_jit
+@_array_jit
 def scatter_nd2(indices, updates, dims, out):
     for j in range(indices.shape[0]):
         offset = _nd_offset(indices, j, dims)
@@ -264,7 +289,7 @@ def scatter_nd2(indices, updates, dims, out):
             out[offset, c] += updates[j, c]
 
 
-@_jit
+@_array_jit
 def argwhere_flat(flat, dims):
     count = 0
     for i in range(flat.size):
@@ -283,7 +308,7 @@ def argwhere_flat(flat, dims):
     return out
 
 
-@_jit
+@_array_jit
 def one_hot3(indices, out, on, off):
     outer, depth, inner = out.shape
     for a in range(outer):
@@ -334,7 +359,7 @@ def _highest(a):
 # and moves on only to a strictly larger value: a NaN never wins, and a row of NaN and
 # -inf gives 0. argmin mirrors it from the highest value.
 
-@_jit
+@_array_jit
 def argmax3(x):
     outer, n, inner = x.shape
     out = np.zeros((outer, inner), np.int64)
@@ -352,7 +377,7 @@ def argmax3(x):
     return out
 
 
-@_jit
+@_array_jit
 def argmin3(x):
     outer, n, inner = x.shape
     out = np.zeros((outer, inner), np.int64)
@@ -370,7 +395,7 @@ def argmin3(x):
     return out
 
 
-@_jit
+@_array_jit
 def scan3(x, prod, exclusive, reverse):
     """Cumulative sum or product along axis 1, in x's dtype (as NumPy's cumsum)."""
     outer, n, inner = x.shape
@@ -405,7 +430,7 @@ def matmul_loops(a, b):
     return out
 
 
-@_jit
+@_array_jit
 def bmm3(x, y, adj_x, adj_y):
     batch = x.shape[0]
     m = x.shape[2] if adj_x else x.shape[1]
@@ -435,7 +460,7 @@ def _product_impl(a, b):
     return lambda a, b: matmul_loops(a, b)
 
 
-@_jit
+@_array_jit
 def inv3(x, adjoint):
     out = np.empty_like(x)
     step = x.shape[1] * x.shape[2]
@@ -447,7 +472,7 @@ def inv3(x, adjoint):
     return out
 
 
-@_jit
+@_array_jit
 def det3(x):
     out = np.empty(x.shape[0], x.dtype)
     for i in range(x.shape[0]):
@@ -455,7 +480,7 @@ def det3(x):
     return out
 
 
-@_jit
+@_array_jit
 def solve3(a, b, adjoint):
     out = np.empty_like(b)
     step = b.shape[1] * b.shape[2]
@@ -467,7 +492,7 @@ def solve3(a, b, adjoint):
     return out
 
 
-@_jit
+@_array_jit
 def diag3(d, k, num_rows, num_cols, padding):
     batch, n = d.shape
     min_rows, min_cols = n + max(-k, 0), n + max(k, 0)
@@ -487,7 +512,7 @@ def diag3(d, k, num_rows, num_cols, padding):
     return out
 
 
-@_jit
+@_array_jit
 def diag_part3(x, k):
     batch, rows, cols = x.shape
     n = max(0, min(rows + min(k, 0), cols - max(k, 0)))
@@ -505,7 +530,7 @@ def diag_part3(x, k):
 # class row per (outer) index (inner == 1, the usual last axis): accumulating through
 # memory would chain every addition to the previous store.
 
-@_jit
+@_array_jit
 def shift_by_max3(x, shifted):
     """shifted = x - max(x) along axis 1 (NaN wins); returns the maxima (outer, inner)."""
     outer, n, inner = x.shape
@@ -532,14 +557,14 @@ def shift_by_max3(x, shifted):
     return m
 
 
-@_jit
+@_array_jit
 def exp_in_place(v):
     flat = v.reshape(v.size)
     for i in range(flat.size):
         flat[i] = exp_t(flat[i])
 
 
-@_jit
+@_array_jit
 def sum_axis1(x):
     """Sums along axis 1 of (outer, n, inner), accumulated in float64, in x's dtype."""
     outer, n, inner = x.shape
@@ -560,7 +585,7 @@ def sum_axis1(x):
     return acc.astype(x.dtype)
 
 
-@_jit
+@_array_jit
 def log_of(x):
     out = np.empty_like(x)
     flat_out, flat_x = out.reshape(out.size), x.reshape(x.size)
@@ -569,7 +594,7 @@ def log_of(x):
     return out
 
 
-@_jit
+@_array_jit
 def softmax3(x, log):
     """Softmax (or log-softmax) along axis 1, shifted by the maximum (NaN-propagating)."""
     outer, n, inner = x.shape
@@ -593,7 +618,7 @@ def softmax3(x, log):
     return out
 
 
-@_jit
+@_array_jit
 def xent3(features, labels):
     """Softmax cross-entropy along axis 1: (loss (outer, inner), backprop)."""
     outer, n, inner = features.shape
@@ -624,7 +649,7 @@ def xent3(features, labels):
     return totals.astype(features.dtype), back
 
 
-@_jit
+@_array_jit
 def sparse_xent2(features, labels, code):
     rows, n = features.shape
     for r in range(rows):
@@ -646,7 +671,7 @@ def sparse_xent2(features, labels, code):
     return loss, back
 
 
-@_jit
+@_array_jit
 def l2_loss1(t):
     s = 0.0
     for i in range(t.size):
@@ -657,7 +682,7 @@ def l2_loss1(t):
 
 # -- draws inside tensor loops (ops/random.py: the NumPy kernels draw the same numbers) ---
 
-@_jit
+@_array_jit
 def truncated_normal(gen, shape, dtype):
     """Standard normal values, those beyond two standard deviations redrawn (in C order,
     all at once, until none is left), as the NumPy kernel of TruncatedNormal."""
@@ -694,7 +719,7 @@ def _descending_key(row):
     return lambda row: ~row
 
 
-@_jit
+@_array_jit
 def top_k_rows(x, k):
     """x: (rows, n). Each row's k largest and their indices: its key sorted ascending
     and stably (mergesort is Numba's stable sort; NaN goes last)."""
@@ -711,7 +736,7 @@ def top_k_rows(x, k):
 
 # -- LowerBound / UpperBound and Unique (ops/searching.py) -----------------------------------
 
-@_jit
+@_array_jit
 def searchsorted_rows(sorted_rows, value_rows, right):
     """For each row pair, where each value goes in the sorted row: before equal entries,
     or after them when `right`."""
@@ -724,7 +749,7 @@ def searchsorted_rows(sorted_rows, value_rows, right):
     return out
 
 
-@_jit
+@_array_jit
 def unique_first(x):
     """x's distinct values in order of first appearance (every NaN its own), each
     element's index among them, and their counts: ops/searching.py's algorithm (a stable
@@ -758,7 +783,7 @@ def unique_first(x):
 
 # -- CheckNumerics (ops/checks.py) --------------------------------------------------------------
 
-@_jit
+@_array_jit
 def nonfinite_kind(flat):
     """0: all finite; 1: some NaN; 2: some Inf; 3: both."""
     kind = 0

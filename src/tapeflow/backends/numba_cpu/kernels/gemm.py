@@ -7,6 +7,7 @@ from numba import config, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from . import array_helper as _array_jit
 from . import helper as _jit
 from . import microgemm, numpy_blas
 
@@ -91,7 +92,7 @@ def _blas_gemm_into(a, b, transpose_a, transpose_b, out):
                 a, max(1, a.shape[1]), b, max(1, b.shape[1]), out, max(1, n))
 
 
-@_jit
+@_array_jit
 def blas_gemm(a, b, transpose_a, transpose_b):
     """op(a) @ op(b) of two matrices of one float dtype (op: transpose when asked), by
     OpenBLAS: the products that microgemm would not take (codegen knows their sizes)."""
@@ -100,7 +101,7 @@ def blas_gemm(a, b, transpose_a, transpose_b):
     return out
 
 
-@_jit
+@_array_jit
 def gemm(a, b, transpose_a, transpose_b):
     """op(a) @ op(b), by microgemm where it pays and OpenBLAS would use one thread (it
     uses all cores by default, and microgemm one), by OpenBLAS otherwise."""

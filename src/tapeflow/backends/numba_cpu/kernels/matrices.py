@@ -6,11 +6,12 @@ one triangle and divide by a zero pivot instead of raising)."""
 
 import numpy as np
 
+from . import array_helper as _array_jit
 from . import helper as _jit
 from .arrays import copy_flat, copy_into
 
 
-@_jit
+@_array_jit
 def cholesky3(x):
     """The lower factors, from the lower triangles; NaN on and below the diagonal of a
     matrix that is not positive definite (TensorFlow 2.21's CPU kernel raises nothing)."""
@@ -36,7 +37,7 @@ def cholesky3(x):
     return out
 
 
-@_jit
+@_array_jit
 def triangular_solve3(a, rhs, lower, adjoint):
     """Substitution reading one triangle of each a[b] (of the transpose when `adjoint`);
     a zero pivot gives inf or nan."""
@@ -57,7 +58,7 @@ def triangular_solve3(a, rhs, lower, adjoint):
     return out
 
 
-@_jit
+@_array_jit
 def qr3(x, full_matrices):
     batch, m, n = x.shape
     k = m if full_matrices else min(m, n)
@@ -79,7 +80,7 @@ def qr3(x, full_matrices):
     return q, r
 
 
-@_jit
+@_array_jit
 def svd3(x, compute_uv, full_matrices):
     batch, m, n = x.shape
     k = min(m, n)
@@ -98,7 +99,7 @@ def svd3(x, compute_uv, full_matrices):
     return s, u, v
 
 
-@_jit
+@_array_jit
 def eigh3(x, compute_v):
     batch, n = x.shape[0], x.shape[1]
     cols = n if compute_v else 0
@@ -112,7 +113,7 @@ def eigh3(x, compute_v):
     return e, v
 
 
-@_jit
+@_array_jit
 def slogdet3(x):
     batch = x.shape[0]
     sign = np.empty(batch, x.dtype)
@@ -124,7 +125,7 @@ def slogdet3(x):
     return sign, log_abs
 
 
-@_jit
+@_array_jit
 def band_part3(x, num_lower, num_upper):
     batch, rows, cols = x.shape
     out = np.zeros(x.shape, x.dtype)
@@ -137,7 +138,7 @@ def band_part3(x, num_lower, num_upper):
     return out
 
 
-@_jit
+@_array_jit
 def set_diag3(x, diagonal, k):
     out = x.copy()
     r0, c0 = max(-k, 0), max(k, 0)
@@ -147,7 +148,7 @@ def set_diag3(x, diagonal, k):
     return out
 
 
-@_jit
+@_array_jit
 def cross3(a, b):
     """Rows of 3-element vectors: a[r] x b[r]."""
     out = np.empty(a.shape, a.dtype)

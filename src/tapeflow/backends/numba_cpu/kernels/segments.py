@@ -4,11 +4,11 @@ node's code, as arrays.py's kernels do."""
 
 import numpy as np
 
-from . import helper as _jit
+from . import array_helper as _array_jit
 from .scalar_math import maximum, minimum
 
 
-@_jit
+@_array_jit
 def sorted_segments(ids, rows, size_code, negative_code, order_code):
     """The number of segments of sorted `ids` (last id + 1), after TensorFlow's checks."""
     if ids.shape[0] != rows:
@@ -23,7 +23,7 @@ def sorted_segments(ids, rows, size_code, negative_code, order_code):
     return ids[ids.shape[0] - 1] + 1
 
 
-@_jit
+@_array_jit
 def segment_reduce(data, ids, n, kind, empty, zero_if_empty, range_code):
     """data: (rows, inner); the (n, inner) fold of the rows into their segments. Negative
     ids drop their row; an id past n raises; an empty segment holds `empty`, or 0 with

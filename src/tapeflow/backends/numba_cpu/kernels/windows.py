@@ -13,6 +13,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from . import array_helper as _array_jit
 from . import helper as _jit
 from . import microgemm
 from .gemm import _blas_gemm_into, _blas_threads, _microgemm, _own_gemm, microgemm_pays
@@ -222,7 +223,7 @@ def _conv_by_rows_float32(x, w, geo, out):
     return True
 
 
-@_jit
+@_array_jit
 def conv2d_nhwc(x, w, geo):
     """Conv2D of NHWC x with filter w [KH, KW, C / groups, O]; geo = (stride h, stride w,
     dilation h, dilation w, padding top, padding left, out h, out w)."""
@@ -251,7 +252,7 @@ def conv2d_nhwc(x, w, geo):
     return out
 
 
-@_jit
+@_array_jit
 def conv2d_input_grad_nhwc(w, dy, h, width, c, geo):
     """Conv2DBackpropInput: the NHWC [N, h, width, c] gradient of conv2d_nhwc's input."""
     dy = np.ascontiguousarray(dy)
@@ -284,7 +285,7 @@ def conv2d_input_grad_nhwc(w, dy, h, width, c, geo):
     return dx
 
 
-@_jit
+@_array_jit
 def conv2d_filter_grad_nhwc(x, dy, kh, kw, cg, geo):
     """Conv2DBackpropFilter: the [kh, kw, cg, O] gradient of conv2d_nhwc's filter."""
     x = np.ascontiguousarray(x)
@@ -372,7 +373,7 @@ def _argmax_map(x, geo):
     return where
 
 
-@_jit
+@_array_jit
 def max_pool_nhwc(x, geo):
     """MaxPool of NHWC x; geo = (window h, window w, stride h, stride w, padding top,
     padding left, out h, out w)."""
@@ -386,7 +387,7 @@ def max_pool_nhwc(x, geo):
     return out
 
 
-@_jit
+@_array_jit
 def max_pool_grad_nhwc(x, grad, geo, to_image):
     """MaxPoolGrad (to_image: each window's gradient added to its largest input), or
     MaxPoolGradGrad (for each window, the image gradient at its largest input)."""
@@ -411,7 +412,7 @@ def _window_rows(y, size, window, stride, before):
     return max(start, 0), min(start + window, size)
 
 
-@_jit
+@_array_jit
 def avg_pool_nhwc(x, geo):
     """AvgPool: each window's mean over the inputs inside the image."""
     x = np.ascontiguousarray(x)
@@ -432,7 +433,7 @@ def avg_pool_nhwc(x, geo):
     return out
 
 
-@_jit
+@_array_jit
 def avg_pool_grad_nhwc(grad, h, w, geo):
     """AvgPoolGrad: each window's gradient spread evenly over the inputs it averaged."""
     grad = np.ascontiguousarray(grad)
