@@ -2213,3 +2213,26 @@ def test_structured_input_signature_names_structures_and_star_args():
                           tf.constant(0.5))) == 13.5
     with pytest.raises(TypeError, match="positionally"):
         concrete(pair=(tf.constant(2.0), tf.constant(3.0)), bias=tf.constant(0.5))
+
+
+@pytest.mark.skipif(bool(tf.config.list_physical_devices("GPU")), reason="a GPU is visible")
+@pytest.mark.parametrize("log_placement", [False, True])
+def test_without_a_gpu_every_placement_shares_the_cpus_trace(log_placement, capfd):
+    """As TensorFlow 2.21 on a machine without a GPU: '/GPU:0' is soft-placed on the CPU,
+    so calls under it, under '/CPU:0' and under no scope are one trace (tests/gpu checks
+    that a GPU's placement traces anew). Logging placements is no reason to retrace."""
+    tf.debugging.set_log_device_placement(log_placement)
+    try:
+        f = tf.function(lambda x: x * 2.0)
+        x = tf.constant([1.0, 2.0])
+        for scope in (None, "/CPU:0", "/GPU:0", "/job:localhost/replica:0/task:0/device:CPU:0"):
+            if scope is None:
+                y = f(x)
+            else:
+                with tf.device(scope):
+                    y = f(x)
+            assert f.experimental_get_tracing_count() == 1, scope
+            assert y.device.endswith("CPU:0")
+    finally:
+        tf.debugging.set_log_device_placement(False)
+        capfd.readouterr()

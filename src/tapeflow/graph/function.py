@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from .. import nest
+from .. import nest, placement
 from ..config import settings
 from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor, wrap
 from .concrete import ConcreteFunction
@@ -76,6 +76,8 @@ class Function:
         self._reduce_retracing = reduce_retracing
         self._autograph = autograph
         self._jit_compile = jit_compile
+        # (device, policy key) -> {exact key -> trace}: as TensorFlow's function cache,
+        # which keys on the device scope, a call placed on another device traces anew.
         self._traces = {}
         self._tracing_count = 0
         self._graph_count = 0
@@ -83,9 +85,11 @@ class Function:
         self._warned = False
         self._lock = threading.RLock()
         self._signature = python_signature(self._python_function)
-        # Calls whose arguments are all Tensors, one per parameter: (shape, dtype) per
-        # argument -> (trace, policy key), skipping argument binding and key building.
+        # Calls on the CPU whose arguments are all Tensors, one per parameter: (shape,
+        # dtype) per argument -> (trace, (device, policy key)), skipping argument binding
+        # and key building; the same per GPU in _gpu_fast_calls[device].
         self._fast_calls = {}
+        self._gpu_fast_calls = {}
         self._fast_arity = positional_arity(self._signature)
         self._instances = {}  # id(instance) -> its Function (a method's), while it lives
 
@@ -198,13 +202,13 @@ class Function:
             parts.append((k, trace_key_of(kwargs[k])))
         return tuple(parts)
 
-    def _relaxed(self, key):
-        """With reduce_retracing: an existing trace that accepts `key`, or a key whose
-        differing dims are None (traced once, then shared)."""
-        for existing in self._traces:
+    def _relaxed(self, key, traced):
+        """With reduce_retracing: a key of `traced` (those on the call's device) that
+        accepts `key`, or a key whose differing dims are None (traced once, then shared)."""
+        for existing in traced:
             if accepts(existing, key):
                 return existing
-        for existing in self._traces:
+        for existing in traced:
             general = generalize(existing, key)
             if general is not None:
                 return general
@@ -215,27 +219,29 @@ class Function:
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(self._input_signature)
         args, kwargs = self._canonical(args, kwargs)
-        concrete, _ = self._concrete_for(args, kwargs)
+        concrete, _ = self._concrete_for(args, kwargs, _call_device())
         return concrete
 
-    def _concrete_for(self, args, kwargs):
-        """The trace for a call. Traces are counted (and warned about) per *policy* key:
-        the exact signature, or with input_signature / reduce_retracing the relaxed one.
+    def _concrete_for(self, args, kwargs, device):
+        """The trace for a call on `device` (`_call_device`). Traces are counted (and
+        warned about) per device and *policy* key: the exact signature, or with
+        input_signature / reduce_retracing the relaxed one.
         Under one policy key, each exact set of shapes gets a graph of its own, traced
         quietly: tapeflow's graphs always know their shapes, and the compiled kernel is
         shared anyway, since it is keyed by ranks."""
         key = self._key(args, kwargs)
         exact = key if not is_signature_key(key) else self._exact_key(args, kwargs)
         with self._lock:
-            if key not in self._traces and not is_signature_key(key):
+            if (device, key) not in self._traces and not is_signature_key(key):
                 # A more general trace (get_concrete_function(TensorSpec([None]))) serves
                 # the call, as TensorFlow's function cache looks up a compatible supertype.
-                key = self._relaxed(key) if self._reduce_retracing else next(
-                    (k for k in self._traces if accepts(k, key)), key)
-            bucket = self._traces.get(key)
+                traced = [k for d, k in self._traces if d == device]
+                key = self._relaxed(key, traced) if self._reduce_retracing else next(
+                    (k for k in traced if accepts(k, key)), key)
+            bucket = self._traces.get((device, key))
             first = bucket is None
             if first:
-                bucket = self._traces[key] = {}
+                bucket = self._traces[device, key] = {}
             concrete = bucket.get(exact)
             if concrete is None:
                 with tracing_for_call_shapes(self._has_unknown_dims(key, exact)):
@@ -248,9 +254,9 @@ class Function:
                 bucket[exact] = concrete
                 if first:
                     self._tracing_count += 1
-                    self._note_retrace(key)
-            self._last_key = key
-        return concrete, key
+                    self._note_retrace(device, key)
+            self._last_key = (device, key)
+        return concrete, self._last_key
 
     def _has_unknown_dims(self, key, exact):
         """Whether the counted trace for `key` leaves dimensions that `exact` (this
@@ -261,12 +267,16 @@ class Function:
                        if isinstance(spec, TensorSpec))
         return key != exact
 
-    def _note_retrace(self, key):
-        previous = self._last_key
+    def _note_retrace(self, device, key):
+        if self._last_key is None:
+            return
+        previous_device, previous = self._last_key
         if (self._tracing_count >= _RETRACE_WARNING_AT and not self._warned
-                and previous is not None and not is_signature_key(previous)):
+                and not is_signature_key(previous)):
             self._warned = True
-            change = first_change(previous, key)
+            change = (first_change(previous, key) if device == previous_device else
+                      f"it was called on {_device_name(device)}, not "
+                      f"{_device_name(previous_device)}")
             warnings.warn(
                 f"tf.function {self._name} has been traced {self._tracing_count} times; the "
                 f"latest retrace happened because {change}. Tracing is slow: use "
@@ -351,24 +361,41 @@ class Function:
     def __call__(self, *args, **kwargs):
         if settings.run_functions_eagerly:
             return self._python_function(*args, **kwargs)
+        # _call_device(), inlined: a call on the CPU costs the flag test only.
+        device = placement.requested_gpu() if placement.active else None
+        fast_calls = (self._fast_calls if device is None
+                      else self._gpu_fast_calls.setdefault(device, {}))
         fast_key = None
         if not kwargs and len(args) == self._fast_arity:
             fast_key = tuple([(a._shape, a.dtype) if type(a) is Tensor else None
                               for a in args])
-            hit = None if None in fast_key else self._fast_calls.get(fast_key)
+            hit = None if None in fast_key else fast_calls.get(fast_key)
             if hit is not None:
                 concrete, self._last_key = hit
                 return concrete._structured(concrete._call_flat(list(args)))
         args, kwargs = self._canonical(args, kwargs)
-        concrete, key = self._concrete_for(args, kwargs)
+        concrete, key = self._concrete_for(args, kwargs, device)
         if fast_key is not None and None not in fast_key:
-            self._fast_calls[fast_key] = (concrete, key)
+            fast_calls[fast_key] = (concrete, key)
         flat = [convert_to_tensor(x) for x in nest.flatten((list(args), kwargs))
                 if is_tensor_argument(x)]
         return concrete._structured(concrete._call_flat(flat))
 
     def __repr__(self):
         return f"<tf.function {self._name}>"
+
+
+def _call_device():
+    """The device a call here traces and compiles for: the logical GPU its ops are placed
+    on (placement.py resolves the tf.device scope, so the default placement and an
+    explicit '/GPU:0' on a machine with one GPU are the same device), or None for the
+    CPU. Without a GPU, with soft placement on and placement not logged
+    (`placement.active` false), every call is on the CPU."""
+    return placement.requested_gpu() if placement.active else None
+
+
+def _device_name(device):
+    return "the CPU" if device is None else f"GPU:{device}"
 
 
 def _as_output(leaf, name):
