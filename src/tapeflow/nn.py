@@ -27,3 +27,8 @@ from .ops.window_taps import dilation2d, erosion2d, max_pool_with_argmax  # noqa
 from .ops.normalization import (  # noqa: F401
     batch_norm_with_global_normalization, local_response_normalization, lrn,
     sufficient_statistics, weighted_moments, zero_fraction)
+from .ops.candidate_sampling import (  # noqa: F401
+    all_candidate_sampler, compute_accidental_hits, fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler, log_uniform_candidate_sampler,
+    uniform_candidate_sampler)
+from .ops.sampled_losses import nce_loss, sampled_softmax_loss  # noqa: F401

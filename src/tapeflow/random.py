@@ -23,3 +23,10 @@ from .ops.counted_draws import (  # noqa: F401
     stateless_poisson,
 )
 from . import random_experimental as experimental  # noqa: F401
+from .ops.candidate_sampling import (  # noqa: F401
+    all_candidate_sampler,
+    fixed_unigram_candidate_sampler,
+    learned_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
