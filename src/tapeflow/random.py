@@ -30,3 +30,4 @@ from .ops.candidate_sampling import (  # noqa: F401
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )
+from .ops.shaped_draws import gamma, poisson, stateless_gamma  # noqa: F401
