@@ -124,7 +124,9 @@ def test_a_compile_that_fails_is_kept_and_warned_once_in_sync_and_tiered_mode(mo
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_child_forked_during_a_background_compile_compiles_it_itself(monkeypatch):
     from tapeflow.backends import numba_cpu
+    from tapeflow.graph import compile_worker
     monkeypatch.setattr(settings, "compile_mode", "tiered")
+    monkeypatch.setattr(compile_worker, "WORTH_COMPILING", 0.0)  # from the first call
     real = numba_cpu.compile_graph
     started, release = threading.Event(), threading.Event()
 

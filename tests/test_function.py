@@ -958,7 +958,9 @@ def test_tf_print_in_a_tensor_branch_or_loop_prints_at_every_call(capsys, monkey
 def test_calls_run_eagerly_while_the_background_compile_is_busy(monkeypatch):
     # Tiered execution: a call never waits for the compile (it used to wait on its lock).
     from tapeflow.backends import numba_cpu
+    from tapeflow.graph import compile_worker
     monkeypatch.setattr(settings, "compile_mode", "tiered")
+    monkeypatch.setattr(compile_worker, "WORTH_COMPILING", 0.0)  # from the first call
     release, started = threading.Event(), threading.Event()
     real = numba_cpu.compile_graph
 
@@ -986,6 +988,21 @@ def test_calls_run_eagerly_while_the_background_compile_is_busy(monkeypatch):
     assert_same(answers[0], tf.constant(6.0))
     assert f.get_concrete_function(tf.constant(1.0)).wait_compiled(30)
     assert_same(f(tf.constant(4.0)), tf.constant(12.0))
+
+
+def test_a_trace_compiles_in_the_background_once_its_calls_took_long_enough(monkeypatch):
+    from tapeflow.graph import compile_worker
+    monkeypatch.setattr(settings, "compile_mode", "tiered")
+    monkeypatch.setattr(compile_worker, "WORTH_COMPILING", 3600.0)
+    f = tf.function(lambda x: x * 7.0)
+    for _ in range(5):
+        assert_same(f(tf.constant(1.0)), tf.constant(7.0))
+    compilation = f.get_concrete_function(tf.constant(1.0))._compilation
+    assert compilation._done is None  # five quick calls: not worth a compile
+    monkeypatch.setattr(compile_worker, "WORTH_COMPILING", 0.0)
+    assert_same(f(tf.constant(2.0)), tf.constant(14.0))
+    assert compilation._done is not None  # queued by this call
+    assert compilation.wait(60)
 
 
 def test_background_compiles_share_one_worker_that_outlives_a_failed_compile(monkeypatch):

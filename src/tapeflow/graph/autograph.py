@@ -915,7 +915,9 @@ def _parse(fn):
     code = fn.__code__
     filename = code.co_filename
     try:
-        lines, first = inspect.findsource(code)
+        # The function, not its code: from a code object, inspect finds the module by
+        # scanning every loaded module's file (about 50 ms, on a first trace).
+        lines, first = inspect.findsource(fn)
     except (OSError, TypeError) as e:
         raise _NoSource(f"source of {fn.__qualname__} is not available ({e})") from None
     if code.co_name == "<lambda>":

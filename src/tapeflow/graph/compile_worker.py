@@ -78,10 +78,18 @@ os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
                     after_in_child=_after_fork_in_child)
 
 
+# A compile costs a process tenths of a second of CPU (an import of Numba and a cached
+# kernel's load) to seconds, in a thread that shares the interpreter lock with the
+# calls: a trace whose interpreted calls take less than this in all (a short loop of
+# small steps) is not worth it, and would only slow those calls down.
+WORTH_COMPILING = 0.02
+
+
 class Compilation:
     """The compiled kernel of one graph: None until compiled (`kernel`), or the reason it
     never will be (`error`). settings.compile_mode picks when: "sync" at the first call,
-    "tiered" in the background after the first call's interpreted answer, "off" never."""
+    "tiered" in the background once interpreted calls have taken long enough, "off"
+    never."""
 
     def __init__(self, graph, name, placed=None):
         self.graph = graph
@@ -92,6 +100,7 @@ class Compilation:
         self.kernel = None
         self.error = None
         self._done = None  # a threading.Event, once a background compile is queued
+        self._interpreted = 0.0  # seconds this trace's interpreted calls took
         self._lock = threading.Lock()          # starting the background compile
         self._compile_lock = threading.Lock()  # the compile itself: calls never wait on it
 
@@ -100,6 +109,13 @@ class Compilation:
         if self.kernel is None and self.error is None and settings.compile_mode == "sync":
             self.compile()
         return self.kernel
+
+    def interpreted_for(self, seconds):
+        """Notes an interpreted call's time; in "tiered" mode, starts the background
+        compile once this trace's calls have taken WORTH_COMPILING seconds in all."""
+        self._interpreted += seconds
+        if self._interpreted >= WORTH_COMPILING:
+            self.start_in_background()
 
     def start_in_background(self):
         if settings.compile_mode in ("off", "sync") or self.error is not None:

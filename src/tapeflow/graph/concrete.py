@@ -3,6 +3,7 @@
 batch) and recording a call on the tapes that watch it."""
 
 import threading
+import time
 
 import numpy as np
 
@@ -224,13 +225,14 @@ class ConcreteFunction:
         generators = self._streams()
         if compiled is None:
             token = context.random_streams.set(generators)
+            start = time.perf_counter()
             try:
                 outputs, new_values = run_graph(self.graph, inputs, var_values)
             finally:
                 context.random_streams.reset(token)
-            # Start the background compile after this first answer, not before: importing
-            # Numba in a thread would compete with it for the interpreter lock.
-            self._compilation.start_in_background()
+            # After the answer, not before: a compile would compete with it for the
+            # interpreter lock.
+            self._compilation.interpreted_for(time.perf_counter() - start)
             return [self._fresh(o) for o in outputs], new_values
         if self._compilation.placed is not None:  # a GPU program, on tensors
             return compiled(inputs, var_values, generators)
