@@ -431,6 +431,14 @@ def run_placed(op, inputs, attrs, run_on_host):
     return run_on_host(op, inputs, attrs)
 
 
+def placed_on_gpu_kernel(op):
+    """Whether `op`, run here now, goes to a GPU kernel: a GPU is requested and the GPU
+    backend lowers the op (it may still hand back dtypes it has no kernel for)."""
+    if not active:
+        return False
+    return requested_gpu() is not None and _gpu_backend().lowering(op) is not None
+
+
 def to_gpu(tensor, index):
     """`tensor` in the memory of GPU `index` (itself when it is there)."""
     return _gpu_backend().upload(tensor, index)

@@ -4,7 +4,7 @@ under a tape it records every node. One walk, three uses."""
 
 import numpy as np
 
-from .. import context
+from .. import context, placement
 from ..errors import OpError
 from ..ops.registry import bind
 from ..device_tensor import alias
@@ -87,7 +87,9 @@ def run_node(node, args, state, variable_values, substitute=None):
         return op.replay(node, args)
     attrs = node.attrs
     stream = _stream(attrs) if op.draw is not None else None
-    if stream is not None:  # inside a branch or loop: the call's stream
+    # Inside a branch or loop: the call's stream, on the CPU; a GPU draws on the device,
+    # from a fresh counter at each run, as the compiled GPU program does.
+    if stream is not None and not placement.placed_on_gpu_kernel(op):
         return [wrap(np.asarray(op.draw(stream, [a._value for a in args], attrs)))]
     if op.draw is not None:  # a draw of its own, from a fresh counter
         attrs = _fresh_random_attrs(attrs)

@@ -31,6 +31,22 @@ def cuda():
     return _cuda
 
 
+_cuda_random = None
+
+
+def cuda_random():
+    """numba.cuda.random (its xoroshiro128+ generators). Under the simulator it asks Numba
+    for object mode, which Numba warns about once per function: not the user's concern."""
+    global _cuda_random
+    if _cuda_random is None:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "The keyword argument 'nopython=False'")
+            from numba.cuda import random as module
+        _cuda_random = module
+    return _cuda_random
+
+
 def simulated():
     from numba import config
     return bool(config.ENABLE_CUDASIM)
@@ -138,7 +154,12 @@ def to_device(array):
 def launch(kernel, n, *args):
     """Runs `kernel` on the stream over `n` items (a grid-stride loop), counted in
     `launches`."""
-    blocks, threads = launch_shape(n)
+    launch_as(kernel, launch_shape(n), *args)
+
+
+def launch_as(kernel, shape, *args):
+    """Runs `kernel` on the stream with `shape` (blocks, threads per block)."""
+    blocks, threads = shape
     launches[0] += 1
     kernel[blocks, threads, stream()](*args)
 

@@ -169,3 +169,12 @@ def _special_helpers():
 
 
 HELPERS.update(_special_helpers())
+
+
+def _random_helpers():
+    """random.py's draws (device_random.py)."""
+    from .device_random import HELPERS as random
+    return random
+
+
+HELPERS.update(_random_helpers())

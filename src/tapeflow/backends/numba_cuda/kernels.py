@@ -106,8 +106,9 @@ def _ints(n):
 def _argument_type(spec):
     if spec == "states":
         from numba import types
-        from numba.cuda.random import xoroshiro128p_type
-        return types.Array(xoroshiro128p_type, 1, "C")
+
+        from .device import cuda_random
+        return types.Array(cuda_random().xoroshiro128p_type, 1, "C")
     if spec.startswith("array:"):
         return _array(spec[6:])
     if spec.startswith("ints"):
