@@ -31,12 +31,14 @@ from ..numba_cpu.numba_cache import FailuresAreMisses, FolderLocator, SignedInde
 _salt = None
 
 
-def _helper_modules():
-    """The modules whose source the kernels' device functions come from (and the one that
-    sets their jit options)."""
-    from ..numba_cpu.kernels import special_math as cpu_special_math
-    from . import device_math, kernels, special_math
-    return [kernels, device_math, special_math, cpu_special_math]
+def _helper_sources():
+    """The files the kernels' device functions come from (and kernels.py, which sets
+    their jit options), by path: kernels.py imports this module."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    cpu_kernels = os.path.join(os.path.dirname(here), "numba_cpu", "kernels")
+    return [os.path.join(here, name) for name in ("kernels.py", "device_math.py",
+                                                 "special_math.py")] + [
+        os.path.join(cpu_kernels, "special_math.py")]
 
 
 def versions():
@@ -59,8 +61,8 @@ def salt():
         h = hashlib.sha256()
         for part in versions():
             h.update(part.encode() + b"\0")
-        for module in _helper_modules():
-            with open(module.__file__, "rb") as f:
+        for path in _helper_sources():
+            with open(path, "rb") as f:
                 h.update(f.read() + b"\0")
         _salt = h.digest()
     return _salt
