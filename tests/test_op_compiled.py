@@ -16,11 +16,13 @@ from tapeflow.graph.ir import Graph
 from tapeflow.graph.trace import tracing
 from tapeflow.ops import random as tf_random
 from tapeflow.ops.registry import OPS, bind
+from tests.op_samples import SAMPLES
 from tests.op_samples.common import (
     TOLERANCE,
     as_outputs,
     draw_case,
     dtype_of,
+    random_like,
     sampled_ops,
     with_float_dtype,
     wrt_indices,
@@ -36,13 +38,13 @@ CASES_PER_OP = 3
 
 
 def _weights(outputs, rng):
-    return [rng.standard_normal(o._shape).astype(o.dtype._np) if o.dtype.is_floating
-            else None for o in outputs]
+    return [random_like(rng, np.empty(o._shape, o.dtype._np)).astype(o.dtype._np)
+            if o.dtype.is_differentiable else None for o in outputs]
 
 
 def _apply(op, case, tensors, weights_rng):
     """(outputs, gradients) of `op` on `tensors`, with a tape for the float inputs."""
-    wrt = [i for i in wrt_indices(case) if case.inputs[i].dtype.kind == "f"] \
+    wrt = [i for i in wrt_indices(case) if case.inputs[i].dtype.kind in "fc"] \
         if op.differentiable else []
     sources = [tensors[i] for i in wrt]
     with tf.GradientTape(persistent=True) as tape:
@@ -66,10 +68,12 @@ def _apply(op, case, tensors, weights_rng):
 
 def _cases(data, name):
     cases = []
-    for _ in range(CASES_PER_OP):
-        case = draw_case(data, name)
+    # An op that takes complex numbers too compiles one complex case at least.
+    complex_too = hasattr(SAMPLES[name], "complex_cases")
+    for k in range(CASES_PER_OP):
+        case = draw_case(data, name, complex_only=complex_too and k == 0)
         cases.append(case)
-        if any(a.dtype == np.float64 for a in case.inputs):
+        if any(a.dtype in (np.float64, np.complex128) for a in case.inputs):
             cases.append(with_float_dtype(case, np.float32))
     return cases
 
@@ -96,8 +100,8 @@ def _compare(name, what, got, want):
     want = np.asarray(want)
     assert got.dtype == want.dtype, f"{name} {what}: compiled {got.dtype}, eager {want.dtype}"
     assert got.shape == want.shape, f"{name} {what}: compiled {got.shape}, eager {want.shape}"
-    if want.dtype.kind == "f":
-        tol = TOLERANCE[want.dtype.name]
+    if want.dtype.kind in "fc":
+        tol = TOLERANCE[np.finfo(want.dtype).dtype.name]
         finite = want[np.isfinite(want)]
         scale = max(1.0, float(np.max(np.abs(finite)))) if finite.size else 1.0
         np.testing.assert_allclose(got, want, rtol=tol["rtol"], atol=tol["atol"] * scale,

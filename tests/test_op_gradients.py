@@ -1,6 +1,10 @@
 """Every differentiable op's gradient rule against float64 central finite differences,
 projected on random directions (autograd's check_vjp, JAX's check_grads): first order
-always, second order (a gradient recorded by an outer tape) where the op is smooth."""
+always, second order (a gradient recorded by an outer tape) where the op is smooth.
+
+Complex inputs and outputs count as pairs of real numbers: directions perturb both
+parts, the objective weighs both parts of each output (Re(conj(w) * y)), and a
+gradient g is projected as Re(conj(g) * v), which is TensorFlow's convention."""
 
 import numpy as np
 import pytest
@@ -15,35 +19,48 @@ from tests.op_samples.common import (
     Case,
     arg_name,
     as_outputs,
+    complex_sampled_ops,
+    differentiable,
     differentiable_ops,
     directions as perturbations,
     draw_case,
     draw_rng,
+    inner as real_inner,
     nonempty_wrt,
+    random_like,
     smooth_ops,
     with_float_dtype,
 )
 
 DIFFERENTIABLE = differentiable_ops()
 SMOOTH = smooth_ops()
+COMPLEX_DIFFERENTIABLE = complex_sampled_ops(lambda op: op.differentiable)
+COMPLEX_SMOOTH = complex_sampled_ops(lambda op: op.differentiable and op.smooth)
 
 _WIDTH = {"float16": 0, "float32": 1, "float64": 2}
 
 
+def _part_name(dtype):
+    """The name of a float dtype, or of a complex dtype's parts (float32 for complex64)."""
+    return np.finfo(dtype).dtype.name
+
+
 def _fd_row(op, case, wrt):
     """The finite-difference row of the narrowest float dtype the op reads or writes."""
-    names = [case.inputs[i].dtype.name for i in wrt]
-    names += [o.dtype.name for o in as_outputs(op, op.eager(*case.inputs, **case.attrs))
-              if np.asarray(o).dtype.kind == "f"]
+    names = [_part_name(case.inputs[i].dtype) for i in wrt]
+    names += [_part_name(np.asarray(o).dtype)
+              for o in as_outputs(op, op.eager(*case.inputs, **case.attrs))
+              if differentiable(o)]
     return FINITE_DIFFERENCE[min(names, key=_WIDTH.get)] if names else \
         FINITE_DIFFERENCE["float64"]
 
 
 def _weights(op, case, rng):
-    """One random float64 weight array per float output (None for the others)."""
+    """One random weight array per float (float64) or complex (complex128) output, None
+    for the others."""
     outputs = as_outputs(op, op.eager(*case.inputs, **case.attrs))
-    return [rng.standard_normal(np.shape(o))
-            if np.asarray(o).dtype.kind == "f" and (case.outputs is None or k in case.outputs)
+    return [random_like(rng, o)
+            if differentiable(o) and (case.outputs is None or k in case.outputs)
             else None for k, o in enumerate(outputs)]
 
 
@@ -51,8 +68,7 @@ def _objective(op, case, arrays, weights):
     """sum_k <w_k, output_k>, in float64, from the eager kernel."""
     with np.errstate(all="ignore"):
         outputs = as_outputs(op, op.eager(*arrays, **case.attrs))
-    return sum(float(np.sum(w.astype(np.float64) * np.asarray(o, np.float64)))
-               for w, o in zip(weights, outputs) if w is not None)
+    return sum(real_inner(w, o) for w, o in zip(weights, outputs) if w is not None)
 
 
 def _tape_gradient(op, case, arrays, wrt, weights):
@@ -84,7 +100,8 @@ def _seeds(outputs, weights):
 def _perturbed(arrays, wrt, directions, step):
     out = list(arrays)
     for i, v in zip(wrt, directions):
-        out[i] = (arrays[i].astype(np.float64) + step * v).astype(arrays[i].dtype)
+        wide = np.result_type(arrays[i].dtype, np.float64)
+        out[i] = (arrays[i].astype(wide) + step * v).astype(arrays[i].dtype)
     return out
 
 
@@ -98,8 +115,18 @@ def _assert_close(name, what, analytic, numeric, scale, row):
 @pytest.mark.parametrize("name", DIFFERENTIABLE)
 @given(data=st.data())
 def test_gradient_matches_finite_differences(name, data):
+    _check_first_order(name, draw_case(data, name), data)
+
+
+@pytest.mark.parametrize("name", COMPLEX_DIFFERENTIABLE)
+@given(data=st.data())
+def test_complex_gradient_matches_finite_differences(name, data):
+    """The ops that take complex numbers too, on complex inputs only."""
+    _check_first_order(name, draw_case(data, name, complex_only=True), data)
+
+
+def _check_first_order(name, case, data):
     op = OPS[name]
-    case = draw_case(data, name)
     wrt = nonempty_wrt(case)
     if not wrt:
         return
@@ -108,9 +135,8 @@ def test_gradient_matches_finite_differences(name, data):
     weights = _weights(op, case, rng)
     directions = perturbations(case, wrt, rng)
     grads = _tape_gradient(op, case, case.inputs, wrt, weights)
-    analytic = sum(float(np.sum(g.astype(np.float64) * v)) for g, v in zip(grads, directions))
-    scale = sum(float(np.sum(np.abs(g.astype(np.float64) * v)))
-                for g, v in zip(grads, directions))
+    analytic = sum(real_inner(g, v) for g, v in zip(grads, directions))
+    scale = sum(real_inner(np.abs(g), np.abs(v)) for g, v in zip(grads, directions))
     eps = row["eps"]
     numeric = (_objective(op, case, _perturbed(case.inputs, wrt, directions, eps), weights)
                - _objective(op, case, _perturbed(case.inputs, wrt, directions, -eps),
@@ -122,15 +148,24 @@ def test_gradient_matches_finite_differences(name, data):
 @pytest.mark.parametrize("name", SMOOTH)
 @given(data=st.data())
 def test_second_derivative_matches_finite_differences(name, data):
+    _check_second_order(name, draw_case(data, name), data)
+
+
+@pytest.mark.parametrize("name", COMPLEX_SMOOTH)
+@given(data=st.data())
+def test_complex_second_derivative_matches_finite_differences(name, data):
+    _check_second_order(name, draw_case(data, name, complex_only=True), data)
+
+
+def _check_second_order(name, case, data):
     op = OPS[name]
-    case = draw_case(data, name)
     wrt = nonempty_wrt(case)
     if not wrt:
         return
     rng = draw_rng(data)
     row = _fd_row(op, case, wrt)
     weights = _weights(op, case, rng)
-    cotangents = [rng.standard_normal(case.inputs[i].shape).astype(case.inputs[i].dtype)
+    cotangents = [random_like(rng, case.inputs[i]).astype(case.inputs[i].dtype)
                   for i in wrt]
     directions = perturbations(case, wrt, rng)
 
@@ -155,12 +190,12 @@ def test_second_derivative_matches_finite_differences(name, data):
         if h is None:
             continue
         assert tuple(h.shape) == case.inputs[i].shape, f"{name}: second derivative shape"
-        analytic += float(np.sum(np.asarray(h._value, np.float64) * v))
-        scale += float(np.sum(np.abs(np.asarray(h._value, np.float64) * v)))
+        analytic += real_inner(h._value, v)
+        scale += real_inner(np.abs(h._value), np.abs(v))
 
     def h_of(arrays):
         g = _tape_gradient(op, case, arrays, wrt, weights)
-        return sum(float(np.sum(gi.astype(np.float64) * u)) for gi, u in zip(g, cotangents))
+        return sum(real_inner(gi, u) for gi, u in zip(g, cotangents))
 
     eps = row["eps"]
     numeric = (h_of(_perturbed(case.inputs, wrt, directions, eps))
@@ -176,17 +211,18 @@ def test_float32_gradient_matches_float64(name, data):
     op = OPS[name]
     case = with_float_dtype(draw_case(data, name), np.float32)
     wrt = nonempty_wrt(case)
-    if not wrt or any(case.inputs[i].dtype != np.float32 for i in wrt):
+    if not wrt or any(case.inputs[i].dtype not in (np.float32, np.complex64) for i in wrt):
         return
     rng = draw_rng(data)
     weights = _weights(op, case, rng)
     narrow = _tape_gradient(op, case, case.inputs, wrt, weights)  # checks dtype float32
-    wide_case = Case([a.astype(np.float64) if a.dtype == np.float32 else a
+    wide_case = Case([a.astype(np.result_type(a.dtype, np.float64))
+                      if a.dtype in (np.float32, np.complex64) else a
                       for a in case.inputs], case.attrs, case.wrt, case.outputs, case.symmetric)
     wide = _tape_gradient(op, wide_case, wide_case.inputs, wrt, weights)
     tol = TOLERANCE["float32"]
     for i, g32, g64 in zip(wrt, narrow, wide):
         size = max(1.0, float(np.max(np.abs(g64), initial=0.0)))
         np.testing.assert_allclose(
-            g32.astype(np.float64), g64, rtol=tol["rtol"], atol=tol["atol"] * size,
+            g32.astype(g64.dtype), g64, rtol=tol["rtol"], atol=tol["atol"] * size,
             err_msg=f"{name}: float32 gradient for input {i} ({arg_name(op, i)})")

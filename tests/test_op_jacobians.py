@@ -22,6 +22,7 @@ from tests.op_samples.common import (
     draw_case,
     draw_rng,
     nonempty_wrt,
+    random_like,
     sampled_ops,
     smooth_ops,
 )
@@ -48,13 +49,14 @@ def _sources(case):
 
 
 def _float_outputs(outputs, case):
-    """The float, nonempty outputs the case checks (Case.outputs)."""
-    return [o for k, o in enumerate(outputs) if o.dtype.is_floating and int(np.prod(o.shape))
+    """The float or complex, nonempty outputs the case checks (Case.outputs)."""
+    return [o for k, o in enumerate(outputs) if o.dtype.is_differentiable
+            and int(np.prod(o.shape))
             and (case.outputs is None or k in case.outputs)]
 
 
 def _compare(name, what, vectorized, looped, dtype):
-    tol = TOLERANCE["float64" if dtype == np.float64 else "float32"]
+    tol = TOLERANCE["float64" if dtype in (np.float64, np.complex128) else "float32"]
     for v, s in zip(vectorized, looped):
         if s is None:
             assert v is None, f"{name}: {what}: vectorized is not None where the loop is"
@@ -136,8 +138,8 @@ def test_jacobian_of_gradient_matches_loop(name, data):
         with tf.GradientTape() as inner:
             inner.watch(sources)
             outputs = as_outputs(op, bind(op, tensors, case.attrs))
-        weights = [tf.constant(rng.standard_normal(o.shape).astype(o.dtype._np))
-                   if o.dtype.is_floating else None for o in outputs]
+        weights = [tf.constant(random_like(rng, o.numpy()).astype(o.dtype._np))
+                   if o.dtype.is_differentiable else None for o in outputs]
         grads = inner.gradient(outputs, sources, output_gradients=weights)
     for k, g in enumerate(grads):
         if g is None or not int(np.prod(g.shape)):
@@ -279,7 +281,7 @@ def test_batching_rule_runs_each_example(name, data):
     those no gradient rule reaches (L2Loss on a stack, a reduction's default rule)."""
     op = OPS[name]
     case = draw_case(data, name)
-    floats = [i for i, a in enumerate(case.inputs) if a.dtype.kind == "f"]
+    floats = [i for i, a in enumerate(case.inputs) if a.dtype.kind in "fc"]
     if not floats:  # a vectorized walk stacks cotangents only
         return
     rng = draw_rng(data)

@@ -8,8 +8,8 @@ from . import (autodiff, autograph, config, data, debugging, dtypes, errors,  # 
                experimental, keras, linalg, math, nest, nn, random, saved_model, train)
 from .autodiff.custom import RegisterGradient, custom_gradient
 from .autodiff.tape import GradientTape, UnconnectedGradients
-from .dtypes import (DType, as_dtype, bool, double, float16, float32, float64, half,  # noqa: A004
-                     int8, int16, int32, int64, uint8)
+from .dtypes import (DType, as_dtype, bool, complex64, complex128, double, float16,  # noqa: A004
+                     float32, float64, half, int8, int16, int32, int64, uint8)
 from .ops.control import cond, while_loop
 from .ops.tensor_array import TensorArray, TensorArraySpec
 from .ops.creation import eye, fill, linspace, ones, ones_like, range, zeros, zeros_like  # noqa: A004
@@ -18,6 +18,7 @@ from .ops.elementwise import (
     identity, less, less_equal, logical_and, logical_not, logical_or, maximum, minimum,
     multiply, negative, not_equal, pow, realdiv, round, sigmoid, sign, sin, sqrt, square,
     stop_gradient, subtract, tan, tanh, truediv, where)
+from .ops.complex_parts import complex  # noqa: A004
 from .ops.linalg import clip_by_norm, einsum, matmul, norm, tensordot
 from .ops.trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh
 from .ops.statistics import add_n

@@ -9,7 +9,7 @@ class DType:
     """A tensor element type: `tf.float32`, `tf.int32`, ..."""
 
     __slots__ = ("name", "as_numpy_dtype", "_np", "is_floating", "is_integer", "is_bool",
-                 "is_complex")
+                 "is_complex", "is_differentiable")
 
     def __init__(self, name, np_type):
         self.name = name
@@ -20,10 +20,23 @@ class DType:
         self.is_integer = self._np.kind in "iu"
         self.is_bool = self._np.kind == "b"
         self.is_complex = self._np.kind == "c"
+        # Not TensorFlow API: whether gradients flow through values of this dtype, floats
+        # and complex numbers (TensorFlow's backprop_util.IsTrainable).
+        self.is_differentiable = self._np.kind in "fc"
 
     @property
     def base_dtype(self):
         return self
+
+    @property
+    def real_dtype(self):
+        """The dtype of a complex dtype's parts (float32 for complex64); any other dtype
+        itself."""
+        return _REAL_PARTS.get(self.name, self)
+
+    @property
+    def is_numeric(self):
+        return self.is_floating or self.is_integer or self.is_complex
 
     @property
     def size(self):
@@ -31,11 +44,17 @@ class DType:
 
     @property
     def min(self):
+        self._check_ordered("minimum")
         return np.finfo(self._np).min if self.is_floating else np.iinfo(self._np).min
 
     @property
     def max(self):
+        self._check_ordered("maximum")
         return np.finfo(self._np).max if self.is_floating else np.iinfo(self._np).max
+
+    def _check_ordered(self, what):
+        if self.is_complex:  # complex numbers have no order, so no extremes
+            raise TypeError(f"Cannot find {what} value of {self} with type {self}.")
 
     def __repr__(self):
         return f"tf.{self.name}"
@@ -72,8 +91,18 @@ int32 = DType("int32", np.int32)
 int64 = DType("int64", np.int64)
 uint8 = DType("uint8", np.uint8)
 bool = DType("bool", np.bool_)  # noqa: A001 - TensorFlow's public name
+complex64 = DType("complex64", np.complex64)
+complex128 = DType("complex128", np.complex128)
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool)
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool, complex64,
+       complex128)
+_REAL_PARTS = {"complex64": float32, "complex128": float64}
+
+
+def complex_of(real):
+    """The complex dtype whose parts are `real` (complex64 for float32)."""
+    return complex64 if real is float32 else complex128
+
 _BY_NUMPY = {d._np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME["half"] = float16

@@ -19,7 +19,8 @@ from .ops.elementwise import rint, scalar_mul  # noqa: F401
 from .ops.nn import in_top_k, softsign  # noqa: F401
 from .ops.reduce import cumulative_logsumexp  # noqa: F401
 from .ops.segments import unsorted_segment_mean, unsorted_segment_sqrt_n  # noqa: F401
-from .ops.nn_compositions import angle, conj, imag, real  # noqa: F401
+from .ops.complex_parts import angle, imag, real  # noqa: F401
+from .ops.elementwise import conj  # noqa: F401
 from .ops.rearrange import invert_permutation  # noqa: F401
 from .ops.segment_reductions import (  # noqa: F401
     segment_max, segment_mean, segment_min, segment_prod, segment_sum, unsorted_segment_max,

@@ -544,19 +544,23 @@ def _natural_dtype(value, kind, array):
         return dtypes.int32
     if kind == "f":
         return dtypes.float32
+    if kind == "c":
+        return dtypes.complex128
     if kind == _OUT_OF_RANGE:
         raise _out_of_range()
-    what = "complex" if kind == "c" else "string"
-    raise TypeError(f"Cannot convert {value!r} to a Tensor: tapeflow has no {what} dtype")
+    raise TypeError(f"Cannot convert {value!r} to a Tensor: tapeflow has no string dtype")
 
 
 def _holds(dtype, kind):
     """Whether TensorFlow converts Python elements of `kind` to `dtype`: bools anywhere,
-    ints to numbers, floats to floats only."""
+    ints to numbers, floats to floats and complex numbers, complex numbers to complex
+    dtypes only."""
     if dtype.is_bool:
         return kind == "b"
     if dtype.is_integer:
         return kind in "bi" or kind == _OUT_OF_RANGE  # out of range: the ValueError
+    if dtype.is_complex:
+        return kind in "bifc" or kind == _OUT_OF_RANGE
     return kind in "bif" or kind == _OUT_OF_RANGE
 
 
@@ -571,7 +575,7 @@ def _from_python(value, dtype, dtype_hint):
     kind = array.dtype.kind
     if kind == "u":  # a Python int NumPy could only hold as uint64
         kind = "i" if array.max() <= _INT64_MAX else _OUT_OF_RANGE
-    elif kind not in "bif":
+    elif kind not in "bifc":
         kind = _sequence_kind(value)
     if dtype is None and dtype_hint is not None:
         hint = dtypes.as_dtype(dtype_hint)
@@ -581,7 +585,7 @@ def _from_python(value, dtype, dtype_hint):
     elif not _holds(dtype, kind):
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype "
                         f"{dtypes.kernel_name(dtype)}")
-    elif kind == _OUT_OF_RANGE and not dtype.is_floating:
+    elif kind == _OUT_OF_RANGE and not (dtype.is_floating or dtype.is_complex):
         raise _out_of_range()
     return wrap(array.astype(dtype._np))
 

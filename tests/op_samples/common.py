@@ -109,6 +109,31 @@ def apart(draw, base, shape, gap=(0.1, 1.0), dtype=np.float64):
     return np.asarray(np.broadcast_to(base, shape) + offset, dtype=dtype)
 
 
+def complexes(draw, shape, domain=(-2.0, 2.0), imag=(-1.0, 1.0)):
+    """A complex128 array: real parts in `domain` (where the op's real domain keeps it
+    off a branch cut: Log's and Sqrt's are the negative reals), imaginary parts in
+    `imag`."""
+    return floats(draw, shape, domain) + 1j * floats(draw, shape, imag)
+
+
+def sometimes_complex(sampler):
+    """`sampler`, whose float64 inputs are in one case out of four made complex128 (real
+    parts as drawn, imaginary parts in [-1, 1]): the op's complex path, through every
+    generated test. Its `complex_cases` attribute draws only such cases (an integer case
+    drawn stays as it is), for the tests that check complex paths every time."""
+    def complex_cases(draw):
+        case = sampler(draw)
+        case.inputs = [a + 1j * floats(draw, np.shape(a), (-1.0, 1.0))
+                       if np.asarray(a).dtype == np.float64 else a for a in case.inputs]
+        return case
+
+    def sample(draw):
+        return complex_cases(draw) if draw(st.integers(0, 3)) == 0 else sampler(draw)
+    sample.__name__ = getattr(sampler, "__name__", "sample")
+    sample.complex_cases = complex_cases
+    return sample
+
+
 def ints(draw, shape, lo=-5, hi=5, dtype=np.int32):
     return np.random.default_rng(seed(draw)).integers(lo, hi, size=shape).astype(dtype)
 
@@ -141,10 +166,12 @@ class Aval:
         return f"Aval({self.dtype.name}{list(self._shape)})"
 
 
-def draw_case(data, name):
-    """Draws one Case for op `name` from its sampler (tests.op_samples.SAMPLES)."""
+def draw_case(data, name, complex_only=False):
+    """Draws one Case for op `name` from its sampler (tests.op_samples.SAMPLES); with
+    `complex_only`, from its sampler of complex cases (see sometimes_complex)."""
     from . import SAMPLES
-    case = SAMPLES[name](data.draw)
+    sampler = SAMPLES[name].complex_cases if complex_only else SAMPLES[name]
+    case = sampler(data.draw)
     case.inputs = [np.asarray(a) for a in case.inputs]
     return case
 
@@ -154,18 +181,46 @@ def dtype_of(array):
     return dtypes.from_numpy(np.asarray(array).dtype)
 
 
+def differentiable(array):
+    """Whether gradients flow through `array`'s dtype: floats and complex numbers."""
+    return np.asarray(array).dtype.kind in "fc"
+
+
 def wrt_indices(case):
-    """The inputs whose gradient is checked: `case.wrt`, else every float input."""
+    """The inputs whose gradient is checked: `case.wrt`, else every float or complex
+    input."""
     if case.wrt is not None:
         return tuple(case.wrt)
-    return tuple(i for i, a in enumerate(case.inputs) if a.dtype.kind == "f")
+    return tuple(i for i, a in enumerate(case.inputs) if differentiable(a))
+
+
+def random_like(rng, array):
+    """Standard normal values of `array`'s shape, float64, or complex128 (both parts
+    drawn) where `array` is complex."""
+    v = rng.standard_normal(np.shape(array))
+    if np.asarray(array).dtype.kind == "c":
+        v = v + 1j * rng.standard_normal(np.shape(array))
+    return v
+
+
+def inner(a, b):
+    """The real inner product sum(Re(conj(a) * b)) of two arrays, float64: a complex
+    number counts as the pair of its parts, so that tf.GradientTape's gradient g of a
+    real loss L (TensorFlow's conjugate form, dL/dRe + i dL/dIm) gives inner(g, v) =
+    the derivative of L along v."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.dtype.kind != "c" and b.dtype.kind != "c":
+        return float(np.sum(a.astype(np.float64) * b.astype(np.float64)))
+    return float(np.sum(np.real(np.conj(a.astype(np.complex128)) * b)))
 
 
 def directions(case, wrt, rng):
-    """Random float64 perturbations of inputs `wrt`, symmetric where the case says so."""
+    """Random float64 (complex128 for complex inputs) perturbations of inputs `wrt`,
+    symmetric where the case says so."""
     found = []
     for i in wrt:
-        v = rng.standard_normal(case.inputs[i].shape)
+        v = random_like(rng, case.inputs[i])
         found.append((v + np.swapaxes(v, -1, -2)) / 2 if i in case.symmetric else v)
     return found
 
@@ -188,8 +243,11 @@ def as_outputs(op, result):
 
 
 def with_float_dtype(case, dtype):
-    """The same case with every float64 input cast to `dtype` (attrs untouched)."""
-    inputs = [a.astype(dtype) if a.dtype == np.float64 else a for a in case.inputs]
+    """The same case with every float64 input cast to `dtype`, and every complex128 one
+    to the complex dtype of `dtype` parts (attrs untouched)."""
+    parts = np.complex64 if np.dtype(dtype) == np.float32 else np.complex128
+    inputs = [a.astype(dtype) if a.dtype == np.float64 else
+              a.astype(parts) if a.dtype == np.complex128 else a for a in case.inputs]
     return Case(inputs, dict(case.attrs), case.wrt, case.outputs, case.symmetric)
 
 
@@ -211,6 +269,14 @@ def sampled_ops(predicate=None):
 
 def differentiable_ops():
     return sampled_ops(lambda op: op.differentiable)
+
+
+def complex_sampled_ops(predicate=None):
+    """The ops whose samplers also draw complex cases (sometimes_complex) and satisfy
+    `predicate(op)`."""
+    from . import SAMPLES
+    return [name for name in sampled_ops(predicate)
+            if hasattr(SAMPLES[name], "complex_cases")]
 
 
 def smooth_ops():

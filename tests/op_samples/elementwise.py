@@ -13,11 +13,13 @@ from .common import (
     apart,
     bools,
     broadcast_shapes,
+    complexes,
     floats,
     full_and_broadcast,
     ints,
     nonzero_ints,
     shapes,
+    sometimes_complex,
 )
 from .common import (
     constant as _c,
@@ -155,16 +157,20 @@ def _clip(draw):
     return Case([t, lo, hi])
 
 
-_CAST_TARGETS = [tf.float64, tf.float32, tf.float16, tf.int32, tf.int64, tf.bool]
+_CAST_TARGETS = [tf.float64, tf.float32, tf.float16, tf.int32, tf.int64, tf.bool,
+                 tf.complex64, tf.complex128]
 
 
 def _cast(draw):
     shape = shapes(draw)
-    source = draw(st.sampled_from(["float64", "float64", "float32", "int32", "bool"]))
+    source = draw(st.sampled_from(["float64", "float64", "float32", "int32", "bool",
+                                   "complex128"]))
     if source == "bool":
         x = bools(draw, shape)
     elif source == "int32":
         x = ints(draw, shape)
+    elif source == "complex128":  # real parts away from .0: casts to int keep them
+        x = floats(draw, shape, (-3.0, 3.0), avoid=(-2, -1, 0, 1, 2)) + 1j * floats(draw, shape)
     else:  # away from .0 so that casts to int are not at a jump
         x = floats(draw, shape, (-3.0, 3.0), dtype=np.dtype(source), avoid=(-2, -1, 0, 1, 2))
     target = draw(st.sampled_from(_CAST_TARGETS))
@@ -203,34 +209,34 @@ SAMPLES = {
     # gradient helpers: (y, dy) or (dy, y), one shape, as TensorFlow's kernels take them
     "TanhGrad": _grad_helper("TanhGrad", (-0.99, 0.99)),
     "SigmoidGrad": _grad_helper("SigmoidGrad", (0.01, 0.99)),
-    "ReciprocalGrad": _grad_helper("ReciprocalGrad"),
-    "SqrtGrad": _grad_helper("SqrtGrad"),
+    "ReciprocalGrad": sometimes_complex(_grad_helper("ReciprocalGrad")),
+    "SqrtGrad": sometimes_complex(_grad_helper("SqrtGrad")),
     "RsqrtGrad": _grad_helper("RsqrtGrad"),
     "ReluGrad": _grad_helper("ReluGrad", avoid_y=(0.0,)),
     "EluGrad": _grad_helper("EluGrad", (-0.95, 2.0), avoid_y=(0.0,)),
     "SoftplusGrad": _grad_helper("SoftplusGrad", (-4.0, 4.0)),
     # arithmetic
-    "AddV2": _binary("AddV2", int_too=True),
-    "Sub": _binary("Sub", int_too=True),
-    "Mul": _binary("Mul", int_too=True),
-    "RealDiv": _real_div,
+    "AddV2": sometimes_complex(_binary("AddV2", int_too=True)),
+    "Sub": sometimes_complex(_binary("Sub", int_too=True)),
+    "Mul": sometimes_complex(_binary("Mul", int_too=True)),
+    "RealDiv": sometimes_complex(_real_div),
     "FloorDiv": _floor_div,
     "FloorMod": _floor_mod,
-    "Pow": _pow,
+    "Pow": sometimes_complex(_pow),
     "Maximum": _apart_pair,
     "Minimum": _apart_pair,
     "SquaredDifference": _binary("SquaredDifference", int_too=True),
     "Xlogy": _binary("Xlogy"),
-    "Neg": _unary("Neg", int_too=True),
-    "Square": _unary("Square", int_too=True),
-    "Sqrt": _unary("Sqrt"),
+    "Neg": sometimes_complex(_unary("Neg", int_too=True)),
+    "Square": sometimes_complex(_unary("Square", int_too=True)),
+    "Sqrt": sometimes_complex(_unary("Sqrt")),
     "Rsqrt": _unary("Rsqrt"),
-    "Reciprocal": _unary("Reciprocal"),
-    "Exp": _unary("Exp"),
+    "Reciprocal": sometimes_complex(_unary("Reciprocal")),
+    "Exp": sometimes_complex(_unary("Exp")),
     "Expm1": _unary("Expm1"),
     "Erf": _unary("Erf"),
     "Erfc": _unary("Erfc"),
-    "Log": _unary("Log"),
+    "Log": sometimes_complex(_unary("Log")),
     "Log1p": _unary("Log1p"),
     "Sin": _unary("Sin"),
     "Cos": _unary("Cos"),
@@ -248,6 +254,7 @@ SAMPLES = {
     "Identity": _unary_any,
     "StopGradient": _unary_any,
     "Cast": _cast,
+    "Conj": lambda draw: Case([complexes(draw, shapes(draw))]),
     # comparison and logic
     "Less": _comparison(),
     "LessEqual": _comparison(),

@@ -10,7 +10,7 @@ from tapeflow.errors import InvalidArgumentError
 
 la = importlib.import_module("tapeflow.ops.linalg")
 
-from .common import Case, broadcast_shapes, floats, ints
+from .common import Case, broadcast_shapes, floats, ints, sometimes_complex
 from .common import constant as _c
 
 
@@ -127,8 +127,8 @@ def _diag_part(draw):
 
 
 SAMPLES = {
-    "MatMul": _matmul,
-    "BatchMatMulV2": _batch_matmul,
+    "MatMul": sometimes_complex(_matmul),
+    "BatchMatMulV2": sometimes_complex(_batch_matmul),
     "Einsum": lambda draw: _einsum_case(draw, _BINARY_EQUATIONS, 2),
     "UnaryEinsum": lambda draw: _einsum_case(draw, _UNARY_EQUATIONS, 1),
     "MatrixInverse": _inverse,

@@ -7,7 +7,7 @@ import tapeflow as tf
 from tapeflow.errors import InvalidArgumentError
 from tapeflow.ops import reduce as rd
 
-from .common import Case, bools, floats, ints, shapes
+from .common import Case, bools, floats, ints, shapes, sometimes_complex
 from .common import constant as _c
 
 
@@ -73,17 +73,17 @@ def _scan(domain):
 
 
 SAMPLES = {
-    "Sum": _reduction(),
-    "Mean": _reduction(),
+    "Sum": sometimes_complex(_reduction()),
+    "Mean": sometimes_complex(_reduction()),
     "Max": _tied_extreme,
     "Min": _tied_extreme,
-    "Prod": _reduction((0.5, 1.5)),
+    "Prod": sometimes_complex(_reduction((0.5, 1.5))),
     "All": _logical,
     "Any": _logical,
     "ArgMax": _arg,
     "ArgMin": _arg,
-    "Cumsum": _scan((-2.0, 2.0)),
-    "Cumprod": _scan((0.5, 1.5)),
+    "Cumsum": sometimes_complex(_scan((-2.0, 2.0))),
+    "Cumprod": sometimes_complex(_scan((0.5, 1.5))),
 }
 
 

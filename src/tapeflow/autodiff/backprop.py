@@ -53,7 +53,7 @@ def backprop(entries, targets, seeds, source_ids):
                 break
     grads = {}
     for target, seed in zip(targets, seeds):
-        if target.dtype.is_floating and target._id in reach:
+        if target.dtype.is_differentiable and target._id in reach:
             _accumulate(grads, target._id, seed)
     get = grads.get
     overrides = GRADIENT_OVERRIDES
@@ -72,7 +72,7 @@ def backprop(entries, targets, seeds, source_ids):
                 dys = [dy if dy is not None else _zeros(s, d)
                        for dy, s, d in zip(dys, entry.out_shapes, entry.out_dtypes)]
         in_ids = entry.in_ids
-        needs = tuple([i in reach and d.is_floating for i, d in zip(in_ids, entry.dtypes)])
+        needs = tuple([i in reach and d.is_differentiable for i, d in zip(in_ids, entry.dtypes)])
         if True not in needs:
             continue
         if overrides and entry.op.name in overrides:

@@ -63,7 +63,7 @@ class ForwardAccumulator:
             primals, [self._jvp(t, zeros_when_unconnected) for t in nest.flatten(primals)])
 
     def _jvp(self, target, zeros_when_unconnected):
-        if not (self._entered and target.dtype.is_floating):  # nothing recorded for it
+        if not (self._entered and target.dtype.is_differentiable):  # nothing recorded for it
             return zeros_like(target) if zeros_when_unconnected else None
         cotangent = zeros_like(target)
         with GradientTape() as linear:

@@ -93,7 +93,7 @@ def full_jacobian(tape, target, sources, mode, parallel_iterations, use_pfor):
     _known_shape("target", target)
     flat_sources = nest.flatten(sources)
     ids = [_source_id(s) for s in flat_sources]
-    if use_pfor and target.dtype.is_floating and all(target._shape):
+    if use_pfor and target.dtype.is_differentiable and all(target._shape):
         try:
             stacks = _vectorized_jacobian(tape, target, ids, parallel_iterations)
         except NotBatchable:
@@ -124,7 +124,7 @@ def batch_jacobian(tape, target, source, mode, parallel_iterations, use_pfor):
         raise ValueError(
             f"Need first dimension of target shape ({t_shape}) and source shape "
             f"({s_shape}) to match.")
-    if use_pfor and target.dtype.is_floating and all(t_shape) and all(s_shape):
+    if use_pfor and target.dtype.is_differentiable and all(t_shape) and all(s_shape):
         try:
             return _vectorized_batch_jacobian(tape, target, source, mode, parallel_iterations)
         except NotBatchable:

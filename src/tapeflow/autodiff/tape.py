@@ -120,7 +120,7 @@ class GradientTape:
             if not isinstance(x, _Operators):
                 raise ValueError(f"Passed in object of type {type(x)!r}, not tf.Tensor or "
                                  "tf.Variable")
-            if not x.dtype.is_floating:  # TensorFlow logs this; its gradient will be None
+            if not x.dtype.is_differentiable:  # TensorFlow logs this; its gradient is None
                 warn(f"The dtype of the watched tensor must be floating (e.g. tf.float32), "
                      f"got {x.dtype!r}", UserWarning)
         self._watch_all(tensor)
@@ -189,7 +189,7 @@ class GradientTape:
         if len(live) != len(source_ids):
             unwatched = set(source_ids) - watched
             for t, seed in zip(targets, seeds):
-                if t._id in unwatched and t.dtype.is_floating:
+                if t._id in unwatched and t.dtype.is_differentiable:
                     old = grads.get(t._id)
                     grads[t._id] = seed if old is None else old + seed
         return grads

@@ -5,6 +5,7 @@ import sys as _sys
 from .. import tensor as _tensor
 from .creation import *  # noqa: F401,F403
 from .elementwise import *  # noqa: F401,F403
+from .complex_parts import *  # noqa: F401,F403
 from .trigonometric import *  # noqa: F401,F403
 from .nonfinite import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403

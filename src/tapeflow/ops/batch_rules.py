@@ -15,7 +15,8 @@ from .decompositions import CHOLESKY, LOG_MATRIX_DETERMINANT, QR, SELF_ADJOINT_E
 from .convolution import CONVOLUTIONS, batched_convolution
 from .creation import CONST_FILL, EYE, FILL, LINSPACE, ONES_LIKE, RANGE, ZEROS_LIKE
 from .dynamic import DYNAMIC_BROADCAST_TO, DYNAMIC_RESHAPE, DYNAMIC_STRIDED_SLICE_GRAD
-from .elementwise import ADD, CLIP_BY_VALUE, GREATER, IDENTITY, MUL, NEG, RELU_GRAD, SELECT
+from .elementwise import (ADD, CLIP_BY_VALUE, GREATER, IDENTITY, MUL, NEG, RELU_GRAD, SELECT,
+                          conj)
 from .indexing import (
     GATHER,
     GATHER_ND,
@@ -522,6 +523,9 @@ def _matmul(op, inputs, attrs, batch):
         m = product._shape[0]
         return Batched(_transpose(_reshape(product, (m, batch, n)), (1, 0, 2)))
     args = [a.inner if type(a) is Batched else a, b.inner if type(b) is Batched else b]
+    # BatchMatMulV2 takes adjoints where MatMul transposes: complex operands conjugated
+    # first come out transposed only.
+    args = [conj(v) if t else v for v, t in zip(args, (ta, tb))]
     return Batched(_bind(BATCH_MATMUL, args, adj_x=ta, adj_y=tb))
 
 
@@ -532,6 +536,7 @@ def _batch_matmul(op, inputs, attrs, batch):
     if type(y) is not Batched and len(y._shape) == 2 and not attrs["adj_x"]:
         k = x._shape[-1]
         flat = _reshape(x.inner, (-1, k))
+        y = conj(y) if attrs["adj_y"] else y  # MatMul transposes, BatchMatMulV2 adjoins
         product = _bind(MATMUL, [flat, y], transpose_a=False, transpose_b=attrs["adj_y"])
         return Batched(_reshape(product, (batch,) + tuple(x._shape[:-1]) +
                                 (product._shape[-1],)))

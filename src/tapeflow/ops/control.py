@@ -255,7 +255,7 @@ def _while_grad(ctx, *dys):
     captured = [getattr(ctx, f"x{i}") for i in range(n, n_in)]
     histories = [getattr(ctx, f"out{n + i}") for i in range(n)]
     count = getattr(ctx, f"out{2 * n}")
-    if any(ctx.dtypes[i].is_floating for i in ctx.attrs.get("reshaped", ())):
+    if any(ctx.dtypes[i].is_differentiable for i in ctx.attrs.get("reshaped", ())):
         raise UnimplementedError(
             "tapeflow cannot yet differentiate a loop whose variable changes shape between "
             "iterations, other than a list the loop appends to (tf.concat or slicing of a "
@@ -269,12 +269,12 @@ def _while_grad(ctx, *dys):
     draw_vars = draw_variables(ctx.attrs)
     # The variables that carry draws take no gradient: their initial values are
     # placeholders, and the body never reads them.
-    float_vars = [f.dtype.is_floating and i not in draw_vars for i, f in enumerate(finals)]
+    float_vars = [f.dtype.is_differentiable and i not in draw_vars for i, f in enumerate(finals)]
     # Accumulate gradients only for the captured values someone differentiates with
     # respect to: a loop reading xs[t] of an input the tape does not watch must not carry
     # (and add into) a dense copy of xs at every step.
     wanted = [j for j, c in enumerate(captured)
-              if c.dtype.is_floating and ctx.needs[n + j]]
+              if c.dtype.is_differentiable and ctx.needs[n + j]]
     d_values = [dy if dy is not None else zeros_like(final)
                 for dy, final in zip(dys[:n], finals)]
     d_histories = list(dys[n:2 * n]) + [None] * (n - len(dys[n:2 * n]))
@@ -334,7 +334,7 @@ def _note_stored_values(outs, after, sources):
     as JAX's scan saves its residuals."""
     inputs = {id(x) for x in sources}
     for out, stored in zip(outs, after):
-        if (stored is not None and id(out) not in inputs and out.dtype.is_floating
+        if (stored is not None and id(out) not in inputs and out.dtype.is_differentiable
                 and out._shape == stored._shape):
             bind(STORED_VALUE, [out, stored])
 

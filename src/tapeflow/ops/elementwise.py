@@ -12,7 +12,8 @@ from ..source import raised_while_tracing
 from ..tensor import Tensor, _Operators, convert_to_tensor, scalar_operand
 from . import rules
 from .registry import OpDef, bind, register
-from .rules import any_dtype, is_bool, is_float, is_integer, is_numeric, named, unbroadcast
+from .rules import (any_dtype, is_bool, is_float, is_inexact, is_integer, is_number, is_numeric,
+                    named, unbroadcast)
 
 
 def _quiet(fn):
@@ -43,11 +44,25 @@ def binary_entry(name, eager, emit, grad=None, saves=("x", "y"), allowed=is_nume
 
 
 _SIGNED = "float or signed integer types"
+_SIGNED_OR_COMPLEX = "float, signed integer or complex types"
+_INEXACT = "float or complex types"
+_NUMBER = "numeric or complex types"
 
 
 def _is_signed(d):
-    """TensorFlow's Neg, Abs, Sign and Pow: floats and signed integers, never uint8."""
+    """TensorFlow's Abs and Sign: floats and signed integers, never uint8."""
     return d.is_floating or d._np.kind == "i"
+
+
+def _is_signed_or_complex(d):
+    """TensorFlow's Neg and Pow: floats, signed integers and complex numbers."""
+    return d.is_floating or d._np.kind == "i" or d.is_complex
+
+
+def _conj_values(a):
+    """The complex conjugate of a complex array; a real one unchanged (no copy). The
+    *Grad kernels conjugate as TensorFlow's do for complex dtypes."""
+    return np.conjugate(a) if a.dtype.kind == "c" else a
 
 
 def _is_wide_number(d):
@@ -65,6 +80,28 @@ def operand_pair(x, y):
     elif type(y) is Tensor and (type(x) is float or type(x) is int):
         return scalar_operand(x, y.dtype), y
     return rules.as_tensors(x, y)
+
+
+# -- the complex conjugate, which the gradient rules of complex functions apply ---------
+
+CONJ = register(OpDef(
+    name="Conj", args=("input",), infer=named("Conj", rules.unary(lambda d: d.is_complex,
+                                                                 "complex64, complex128")),
+    eager=np.conjugate, emit="{0}.conjugate()", elementwise=True,
+    grad=lambda ctx, dy: (conj(dy),)))
+
+
+def conj(x, name=None):
+    """The complex conjugate of a complex tensor; a real or integer tensor itself, as
+    tf.math.conj. Gradient rules write TensorFlow's convention for complex inputs with
+    it (the gradient is the conjugate of the derivative times the incoming gradient),
+    which is their real rule unchanged for real inputs."""
+    x = x if type(x) is Tensor else rules.as_tensor(x)
+    if x.dtype.is_complex:
+        return bind(CONJ, (x,))
+    if x.dtype.is_bool:
+        raise TypeError(f"Expected numeric or variant tensor, got dtype {x.dtype!r}")
+    return x
 
 
 # -- gradient helper ops (TensorFlow's *Grad kernels, so the numbers match) ------------
@@ -87,15 +124,20 @@ def _zero_where_dy_is_zero(dy, grad):
 
 
 RECIPROCAL_GRAD = binary_entry(
-    "ReciprocalGrad", lambda y, dy: _zero_where_dy_is_zero(dy, -dy * y * y),
-    "(-{1} * {0} * {0} if {1} != 0 else 0)",
-    grad=lambda ctx, g: (-2.0 * g * ctx.dy * ctx.y, reciprocal_grad(ctx.y, g)),
-    args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types")
+    "ReciprocalGrad",
+    lambda y, dy: _zero_where_dy_is_zero(dy, -dy * _conj_values(y) * _conj_values(y)),
+    "(-{1} * conj_f({0}) * conj_f({0}) if {1} != 0 else 0)",
+    grad=lambda ctx, g: (conj(g) * -2.0 * ctx.dy * conj(ctx.y),
+                         reciprocal_grad(conj(ctx.y), g)),
+    args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_inexact, what=_INEXACT,
+    domain=(0.5, 2.0))
 SQRT_GRAD = binary_entry(
-    "SqrtGrad", lambda y, dy: _zero_where_dy_is_zero(dy, dy * 0.5 / y),
-    "({1} * 0.5 / {0} if {1} != 0 else 0)",
-    grad=lambda ctx, g: (-g * ctx.dy * 0.5 / (ctx.y * ctx.y), sqrt_grad(ctx.y, g)),
-    args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_float, what="float types", domain=(0.2, 2.0))
+    "SqrtGrad", lambda y, dy: _zero_where_dy_is_zero(dy, dy * 0.5 / _conj_values(y)),
+    "({1} * 0.5 / conj_f({0}) if {1} != 0 else 0)",
+    grad=lambda ctx, g: (-conj(g) * ctx.dy * 0.5 / conj(ctx.y * ctx.y),
+                         sqrt_grad(conj(ctx.y), g)),
+    args=("y", "dy"), saves=("y", "dy"), same_shape=True, allowed=is_inexact, what=_INEXACT,
+    domain=(0.2, 2.0))
 RSQRT_GRAD = binary_entry(
     "RsqrtGrad", lambda y, dy: _zero_where_dy_is_zero(dy, dy * -0.5 * y * y * y),
     "({1} * -0.5 * {0} * {0} * {0} if {1} != 0 else 0)",
@@ -147,24 +189,25 @@ def relu_grad(dy, x):
 
 # -- arithmetic ---------------------------------------------------------------------
 
-ADD = binary_entry("AddV2", operator.add, "{0} + {1}", saves=(),
+ADD = binary_entry("AddV2", operator.add, "{0} + {1}", saves=(), allowed=is_number, what=_NUMBER,
                    grad=lambda ctx, dy: (unbroadcast(dy, ctx.shapes[0]),
                                          unbroadcast(dy, ctx.shapes[1])))
-SUB = binary_entry("Sub", operator.sub, "{0} - {1}", saves=(),
+SUB = binary_entry("Sub", operator.sub, "{0} - {1}", saves=(), allowed=is_number, what=_NUMBER,
                    grad=lambda ctx, dy: (unbroadcast(dy, ctx.shapes[0]),
                                          unbroadcast(-dy, ctx.shapes[1]) if ctx.needs[1] else None))
 def _mul_grad(ctx, dy):
     # bind() directly rather than `*`: this rule runs for every recorded product.
     needs = ctx.needs
-    return (unbroadcast(bind(MUL, (dy, ctx.y)), ctx.shapes[0]) if needs[0] else None,
-            unbroadcast(bind(MUL, (ctx.x, dy)), ctx.shapes[1]) if needs[1] else None)
+    return (unbroadcast(bind(MUL, (dy, conj(ctx.y))), ctx.shapes[0]) if needs[0] else None,
+            unbroadcast(bind(MUL, (conj(ctx.x), dy)), ctx.shapes[1]) if needs[1] else None)
 
 
-MUL = binary_entry("Mul", operator.mul, "{0} * {1}", grad=_mul_grad)
+MUL = binary_entry("Mul", operator.mul, "{0} * {1}", grad=_mul_grad, allowed=is_number,
+                   what=_NUMBER)
 REAL_DIV = binary_entry(
-    "RealDiv", operator.truediv, "{0} / {1}", allowed=is_float, what="float types",
-    grad=lambda ctx, dy: (unbroadcast(dy / ctx.y, ctx.shapes[0]) if ctx.needs[0] else None,
-                          unbroadcast(dy * ((-ctx.x / ctx.y) / ctx.y), ctx.shapes[1])
+    "RealDiv", operator.truediv, "{0} / {1}", allowed=is_inexact, what=_INEXACT,
+    grad=lambda ctx, dy: (unbroadcast(dy / conj(ctx.y), ctx.shapes[0]) if ctx.needs[0] else None,
+                          unbroadcast(dy * conj((-ctx.x / ctx.y) / ctx.y), ctx.shapes[1])
                           if ctx.needs[1] else None),
     domain=(0.5, 2.0))
 def _int_division(fn, name):
@@ -189,11 +232,13 @@ FLOOR_MOD = binary_entry(
 
 def _pow_grad(ctx, dy):
     x, y = ctx.x, ctx.y
-    gx = unbroadcast(dy * y * ctx.x ** (y - 1), ctx.shapes[0]) if ctx.needs[0] else None
+    gx = unbroadcast(dy * conj(y * ctx.x ** (y - 1)), ctx.shapes[0]) if ctx.needs[0] else None
     gy = None
     if ctx.needs[1]:
-        safe_log = where(x > 0, log(where(x > 0, x, ones_like(x))), zeros_like(x))
-        gy = unbroadcast(dy * safe_log * ctx.out, ctx.shapes[1])
+        # log x where it is defined: x > 0 for real x, x != 0 for complex x.
+        defined = bind(NOT_EQUAL, (x, zeros_like(x))) if x.dtype.is_complex else x > 0
+        safe_log = where(defined, log(where(defined, x, ones_like(x))), zeros_like(x))
+        gy = unbroadcast(dy * conj(safe_log * ctx.out), ctx.shapes[1])
     return gx, gy
 
 
@@ -206,7 +251,7 @@ def _pow_kernel(x, y):
 
 
 POW = binary_entry("Pow", _pow_kernel, "{0} ** {1}", grad=_pow_grad, saves=("x", "y", "out"),
-                   allowed=_is_signed, what=_SIGNED, domain=(0.5, 2.0))
+                   allowed=_is_signed_or_complex, what=_SIGNED_OR_COMPLEX, domain=(0.5, 2.0))
 
 
 def _maximum_grad(ctx, dy):
@@ -253,18 +298,20 @@ XLOGY = binary_entry("Xlogy", _xlogy_kernel, "(0 if {0} == 0 else {0} * log_f({1
                      grad=_xlogy_grad, allowed=is_float, what="float types", domain=(0.2, 3.0))
 
 
-NEG = unary_entry("Neg", operator.neg, "-{0}", saves=(), allowed=_is_signed, what=_SIGNED,
-                  grad=lambda ctx, dy: (-dy,))
-SQUARE = unary_entry("Square", np.square, "{0} * {0}", allowed=is_numeric, what="numeric types",
-                     grad=lambda ctx, dy: (dy * (ctx.x * 2.0),))
-SQRT = unary_entry("Sqrt", np.sqrt, "sqrt_f({0})", saves=("out",),
-                   grad=lambda ctx, dy: (sqrt_grad(ctx.out, dy),), domain=(0.2, 3.0))
+NEG = unary_entry("Neg", operator.neg, "-{0}", saves=(), allowed=_is_signed_or_complex,
+                  what=_SIGNED_OR_COMPLEX, grad=lambda ctx, dy: (-dy,))
+SQUARE = unary_entry("Square", np.square, "{0} * {0}", allowed=is_number, what=_NUMBER,
+                     grad=lambda ctx, dy: (dy * conj(ctx.x * 2.0),))
+SQRT = unary_entry("Sqrt", np.sqrt, "sqrt_f({0})", saves=("out",), allowed=is_inexact,
+                   what=_INEXACT, grad=lambda ctx, dy: (sqrt_grad(ctx.out, dy),),
+                   domain=(0.2, 3.0))
 RSQRT = unary_entry("Rsqrt", lambda x: 1 / np.sqrt(x), "1 / sqrt_f({0})", saves=("out",),
                     grad=lambda ctx, dy: (rsqrt_grad(ctx.out, dy),), domain=(0.2, 3.0))
 RECIPROCAL = unary_entry("Reciprocal", np.reciprocal, "1 / {0}", saves=("out",),
+                         allowed=is_inexact, what=_INEXACT,
                          grad=lambda ctx, dy: (reciprocal_grad(ctx.out, dy),), domain=(0.5, 2.0))
-EXP = unary_entry("Exp", np.exp, "exp_f({0})", saves=("out",),
-                  grad=lambda ctx, dy: (bind(MUL, (dy, ctx.out)),))
+EXP = unary_entry("Exp", np.exp, "exp_f({0})", saves=("out",), allowed=is_inexact,
+                  what=_INEXACT, grad=lambda ctx, dy: (bind(MUL, (dy, conj(ctx.out))),))
 EXPM1 = unary_entry("Expm1", np.expm1, "expm1_f({0})",
                     grad=lambda ctx, dy: (dy * exp(ctx.x),))
 # erf'(x) = 2/sqrt(pi) exp(-x^2); erfc = 1 - erf.
@@ -273,8 +320,8 @@ ERF = unary_entry("Erf", lambda x: special.erf(x).astype(x.dtype, copy=False), "
                   grad=lambda ctx, dy: (dy * (_TWO_OVER_SQRT_PI * exp(-square(ctx.x))),))
 ERFC = unary_entry("Erfc", lambda x: special.erfc(x).astype(x.dtype, copy=False), "erfc_f({0})",
                    grad=lambda ctx, dy: (dy * (-_TWO_OVER_SQRT_PI * exp(-square(ctx.x))),))
-LOG = unary_entry("Log", np.log, "log_f({0})",
-                  grad=lambda ctx, dy: (dy * reciprocal(ctx.x),), domain=(0.2, 3.0))
+LOG = unary_entry("Log", np.log, "log_f({0})", allowed=is_inexact, what=_INEXACT,
+                  grad=lambda ctx, dy: (dy * reciprocal(conj(ctx.x)),), domain=(0.2, 3.0))
 LOG1P = unary_entry("Log1p", np.log1p, "log1p_f({0})",
                     grad=lambda ctx, dy: (dy * reciprocal(1.0 + ctx.x),), domain=(-0.5, 2.0))
 SIN = unary_entry("Sin", np.sin, "sin_f({0})",
@@ -334,15 +381,24 @@ def _cast_infer(x, dtype):
 
 
 def _cast_kernel(x, dtype):
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and not dtype.is_complex:
+        x = x.real  # TensorFlow's Cast keeps a complex number's real part
     with np.errstate(all="ignore"):
-        return np.asarray(x).astype(dtype._np)
+        return x.astype(dtype._np)
+
+
+def _cast_grad(ctx, dy):
+    # TensorFlow's _CastGrad: only between float and complex dtypes (a complex gradient
+    # cast to a real source keeps its real part).
+    if is_inexact(ctx.dtypes[0]) and is_inexact(dy.dtype):
+        return (cast(dy, ctx.dtypes[0]),)
+    return (None,)
 
 
 CAST = register(OpDef(
     name="Cast", args=("x",), infer=_cast_infer, eager=_cast_kernel, emit="cast({0})",
-    elementwise=True, saves=(),
-    grad=lambda ctx, dy: (cast(dy, ctx.dtypes[0]) if ctx.dtypes[0].is_floating
-                          and dy.dtype.is_floating else None,)))
+    elementwise=True, saves=(), grad=_cast_grad))
 
 # -- comparison and logic -------------------------------------------------------------
 
@@ -432,20 +488,18 @@ def add(x, y, name=None):
     except TypeError:
         if not isinstance(x, _Operators) or isinstance(y, _Operators):
             raise
-        kind = np.asarray(y).dtype.kind
-        if kind in "cUS":
-            _no_tensor_of_kind(x, kind)
+        if np.asarray(y).dtype.kind in "US":
+            _no_string_tensor(x)
         operands = x, convert_to_tensor(y)
     return bind(ADD, operands)
 
 
-def _no_tensor_of_kind(x, kind):
-    """AddV2's error for `x + y`, `y` complex or a string: tapeflow has no tensor of
-    those, so this is raised here rather than by infer."""
+def _no_string_tensor(x):
+    """AddV2's error for `x + y`, `y` a string: tapeflow has no string tensors, so this
+    is raised here rather than by infer."""
     error = rules.dtype_error(
         f"cannot compute AddV2 as input #1(zero-based) was expected to be a "
-        f"{x.dtype.name} tensor but is a "
-        f"{'complex128' if kind == 'c' else 'string'} tensor [Op:AddV2]", "AddV2")
+        f"{x.dtype.name} tensor but is a string tensor [Op:AddV2]", "AddV2")
     if context.current_graph.get() is not None:
         error = raised_while_tracing(error)
     raise error
@@ -476,9 +530,9 @@ def true_division_operands(x, y, where):
     if x.dtype is not y.dtype:
         raise TypeError(f"`x` and `y` must have the same dtype, got {x.dtype!r} != "
                         f"{y.dtype!r}.")
-    if not (x.dtype.is_integer or x.dtype.is_floating):
+    if x.dtype.is_bool:
         raise TypeError(f"Invalid dtype {x.dtype!r} in {where}. Expected one of the "
-                        f"integer or floating types.")
+                        f"integer, floating or complex types.")
     if x.dtype.is_integer:
         target = _float_for_int(x.dtype)
         x, y = cast(x, target), cast(y, target)
@@ -564,7 +618,13 @@ cos = unary_api(COS)
 tan = unary_api(TAN)
 tanh = unary_api(TANH)
 sigmoid = unary_api(SIGMOID)
-abs = unary_api(ABS)  # noqa: A001
+def abs(x, name=None):  # noqa: A001 - TensorFlow's name
+    """|x| elementwise; of complex numbers their modulus, a real tensor (ComplexAbs)."""
+    x = x if type(x) is Tensor else rules.as_tensor(x)
+    if x.dtype.is_complex:
+        from .complex_parts import complex_abs
+        return complex_abs(x)
+    return bind(ABS, (x,))
 sign = unary_api(SIGN)
 round = unary_api(ROUND)  # noqa: A001
 rint = round  # TensorFlow's Round already rounds half to even, as rint
@@ -751,7 +811,7 @@ def ones_like(x):
 __all__ = [
     "add", "subtract", "multiply", "truediv", "divide", "realdiv", "floordiv", "floormod",
     "pow", "maximum", "minimum", "squared_difference", "xlogy", "identity", "stop_gradient", "cast",
-    "rint", "scalar_mul",
+    "rint", "scalar_mul", "conj",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "logical_and",
     "logical_or", "tensor_equals", "tensor_not_equals", "where", "clip_by_value", "floor_div",
     "mod", "negative", "square", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "erf", "erfc", "log", "log1p",

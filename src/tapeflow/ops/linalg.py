@@ -12,7 +12,7 @@ from ..errors import InvalidArgumentError, NotFoundError, UnimplementedError
 from ..tensor import Tensor
 from . import rules
 from .dynamic import input_dims
-from .elementwise import abs, cast, equal, maximum, multiply, pow, sqrt, square, where
+from .elementwise import abs, cast, conj, equal, maximum, multiply, pow, sqrt, square, where
 from .registry import OpDef, bind, register
 from .rules import is_float, kernel_dims, unbroadcast
 
@@ -34,9 +34,10 @@ def _wide(fn):
 # admits that no CPU kernel serves (NotFoundError, "Could not find device for node");
 # any other dtype is the op's InvalidArgumentError.
 _PRODUCT_DTYPES = {
-    "MatMul": (("float16", "float32", "float64", "int32", "int64"), ("uint8",)),
-    "BatchMatMulV2": (("float16", "float32", "float64", "int16", "int32", "int64"),
-                      ("uint8",)),
+    "MatMul": (("float16", "float32", "float64", "int32", "int64", "complex64", "complex128"),
+               ("uint8",)),
+    "BatchMatMulV2": (("float16", "float32", "float64", "int16", "int32", "int64",
+                       "complex64", "complex128"), ("uint8",)),
     "Einsum": (("float16", "float32", "float64", "int32", "int64"),
                ("int8", "int16", "uint8", "bool")),
 }
@@ -82,8 +83,9 @@ def _matmul_kernel(a, b, transpose_a, transpose_b):
 
 
 def _product_grads(product, a, b, dy, ta, tb, needs):
-    """Gradients of op(a) @ op(b) (op: transpose when ta / tb) as two more products, the
-    one table MatMul and BatchMatMulV2 share (TensorFlow's _MatMulGrad)."""
+    """Gradients of op(a) @ op(b) (op: the adjoint when ta / tb) as two more products, the
+    one table MatMul and BatchMatMulV2 share (TensorFlow's _MatMulGrad). MatMul's flags
+    only transpose: its rule passes a and b conjugated, as TensorFlow's does."""
     if not ta and not tb:
         pairs = ((dy, b, False, True), (a, dy, True, False))
     elif not ta:
@@ -96,7 +98,7 @@ def _product_grads(product, a, b, dy, ta, tb, needs):
 
 
 def _matmul_grad(ctx, dy):
-    return _product_grads(_mm, ctx.a, ctx.b, dy, ctx.attrs["transpose_a"],
+    return _product_grads(_mm, conj(ctx.a), conj(ctx.b), dy, ctx.attrs["transpose_a"],
                           ctx.attrs["transpose_b"], ctx.needs)
 
 
@@ -132,9 +134,13 @@ def _batch_matmul_infer(x, y, adj_x, adj_y):
     return tuple(batch) + (m, n), x.dtype
 
 
+def _adjoint_values(x):
+    x = np.swapaxes(x, -1, -2)
+    return np.conjugate(x) if x.dtype.kind == "c" else x
+
+
 def _batch_matmul_kernel(x, y, adj_x, adj_y):
-    return np.matmul(np.swapaxes(x, -1, -2) if adj_x else x,
-                     np.swapaxes(y, -1, -2) if adj_y else y)
+    return np.matmul(_adjoint_values(x) if adj_x else x, _adjoint_values(y) if adj_y else y)
 
 
 def _batch_matmul_grad(ctx, dy):
@@ -145,8 +151,8 @@ def _batch_matmul_grad(ctx, dy):
 
 
 def _bmm(x, y, adj_x, adj_y):
-    if len(x._shape) == 2 and len(y._shape) == 2:
-        return _mm(x, y, adj_x, adj_y)
+    if len(x._shape) == 2 and len(y._shape) == 2:  # MatMul transposes, BatchMatMul adjoins
+        return _mm(conj(x) if adj_x else x, conj(y) if adj_y else y, adj_x, adj_y)
     return bind(BATCH_MATMUL, (x, y), {"adj_x": adj_x, "adj_y": adj_y})
 
 
@@ -168,8 +174,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     """Matrix product `a @ b` of the two innermost dimensions, as `tf.linalg.matmul`.
 
     Inputs of rank > 2 are batches of matrices whose batch dimensions broadcast; the
-    dtypes must match. `transpose_*` / `adjoint_*` transpose an operand first (the same
-    thing for real dtypes).
+    dtypes must match. `transpose_*` transpose an operand first, `adjoint_*` transpose
+    and conjugate it (the same thing for real dtypes).
 
     Raises:
       InvalidArgumentError: ranks below 2, mismatched inner dimensions or dtypes.
@@ -189,7 +195,13 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         a, b = cast(a, output_type), cast(b, output_type)
     ta, tb = bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b)
     if len(a._shape) > 2 or len(b._shape) > 2:
+        # BatchMatMulV2 has adjoints only: a complex operand transposed is conjugated
+        # twice, as TensorFlow does.
+        a = conj(a) if transpose_a else a
+        b = conj(b) if transpose_b else b
         return bind(BATCH_MATMUL, (a, b), {"adj_x": ta, "adj_y": tb})
+    a = conj(a) if adjoint_a else a
+    b = conj(b) if adjoint_b else b
     return bind(MATMUL, (a, b), {"transpose_a": ta, "transpose_b": tb})
 
 

@@ -273,15 +273,17 @@ def cross(a, b, name=None):
 # -- adjoint, matrix_transpose ----------------------------------------------------------
 
 def matrix_transpose(a, name="matrix_transpose", conjugate=False):
-    """The innermost two dimensions swapped (tf.linalg.matrix_transpose); real dtypes
-    only, so `conjugate` changes nothing."""
+    """The innermost two dimensions swapped (tf.linalg.matrix_transpose), and complex
+    numbers conjugated with `conjugate`."""
+    from .elementwise import conj
     from .shape import transpose
     x = rules.as_tensor(a)
     rank = len(x._shape)
     if rank < 2:
         raise ValueError(f"Argument `a` should be a (batch) matrix with rank >= 2.  Received "
                          f"`a` = {x} with shape: {tuple(x._shape)}")
-    return transpose(x, list(range(rank - 2)) + [rank - 1, rank - 2])
+    swapped = transpose(x, list(range(rank - 2)) + [rank - 1, rank - 2])
+    return conj(swapped) if conjugate else swapped
 
 
 def adjoint(matrix, name=None):

@@ -1,15 +1,14 @@
 """tf.nn functions composed of the table's ops, as TensorFlow writes them in Python, so
 their gradients, batching and compiled code are those ops': gelu, crelu,
 batch_normalization, normalize_moments, embedding_lookup, weighted and Poisson losses,
-depth_to_space / space_to_depth, compute_average_loss, scale_regularization_loss; and
-tf.math's real, imag, conj and angle, for the real dtypes tapeflow has."""
+depth_to_space / space_to_depth, compute_average_loss, scale_regularization_loss."""
 
 import math
 
 from .. import nest
 from . import rules
 from .creation import zeros_like
-from .elementwise import (abs, cast, erf, exp, greater, less, log, log1p, maximum, relu,
+from .elementwise import (abs, cast, erf, exp, greater, log, log1p, maximum, relu,
                           rsqrt, square, tanh, where)
 from .indexing import gather
 from .linalg import clip_by_norm
@@ -138,28 +137,6 @@ def scale_regularization_loss(regularization_loss):
     return reduce_sum(rules.as_tensor(regularization_loss))
 
 
-def real(input, name=None):  # noqa: A002
-    """The real part: a real tensor itself (tapeflow has no complex dtypes)."""
-    return rules.as_tensor(input)
-
-
-def imag(input, name=None):  # noqa: A002
-    """The imaginary part: zeros for a real tensor."""
-    return zeros_like(rules.as_tensor(input))
-
-
-def conj(x, name=None):
-    """The complex conjugate: a real tensor itself."""
-    return rules.as_tensor(x)
-
-
-def angle(input, name=None):  # noqa: A002
-    """The argument: pi for a negative real number, 0 otherwise."""
-    x = rules.as_tensor(input)
-    return where(less(x, zeros_like(x)), zeros_like(x) + math.pi, zeros_like(x))
-
-
 __all__ = ["gelu", "crelu", "batch_normalization", "normalize_moments", "embedding_lookup",
            "weighted_cross_entropy_with_logits", "log_poisson_loss", "depth_to_space",
-           "space_to_depth", "compute_average_loss", "scale_regularization_loss", "real",
-           "imag", "conj", "angle"]
+           "space_to_depth", "compute_average_loss", "scale_regularization_loss"]

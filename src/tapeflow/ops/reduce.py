@@ -12,6 +12,7 @@ from .dynamic import broadcast_to_input, input_dims, reshaped
 from .elementwise import (
     _quiet,
     cast,
+    conj,
     equal,
     exp,
     less,
@@ -23,7 +24,7 @@ from .elementwise import (
 )
 from .elementwise import abs as _abs
 from .registry import OpDef, bind, register
-from .rules import is_bool, is_numeric
+from .rules import is_bool, is_number, is_numeric
 from .shape import reshape, transpose
 
 # A float32 sum over more elements than this accumulates in float64, so that reducing
@@ -145,17 +146,17 @@ def _prod_grad(ctx, dy):
                                                    math.prod(dims[a] for a in other)))
     others = (cumprod(folded, axis=0, exclusive=True)
               * cumprod(folded, axis=0, exclusive=True, reverse=True))
-    others = reshaped(others, [dims[p] for p in perm])
+    others = reshaped(conj(others), [dims[p] for p in perm])
     return (_sum_grad(ctx, dy) * transpose(others, inverse),)
 
 
 SUM = register(OpDef(
     name="Sum", reduction="sum", args=("input",),
-    infer=_reduce_infer("Sum", is_numeric, "numeric types"),
+    infer=_reduce_infer("Sum", is_number, "numeric or complex types"),
     eager=_sum_kernel, saves=(), grad=lambda ctx, dy: (_sum_grad(ctx, dy),)))
 MEAN = register(OpDef(
     name="Mean", reduction="mean", args=("input",),
-    infer=_reduce_infer("Mean", is_numeric, "numeric types"),
+    infer=_reduce_infer("Mean", is_number, "numeric or complex types"),
     eager=_mean_kernel, saves=(), grad=_mean_grad))
 MAX = register(OpDef(
     name="Max", reduction="max", args=("input",),
@@ -169,7 +170,7 @@ MIN = register(OpDef(
     grad=_extreme_grad, smooth=False))
 PROD = register(OpDef(
     name="Prod", reduction="prod", args=("input",),
-    infer=_reduce_infer("Prod", is_numeric, "numeric types"),
+    infer=_reduce_infer("Prod", is_number, "numeric or complex types"),
     eager=_prod_kernel, saves=("input",), grad=_prod_grad,
     domain=(0.5, 1.5)))
 ALL = register(OpDef(
@@ -236,8 +237,8 @@ ARG_MIN = register(OpDef(
 
 def _scan_infer(op_name):
     def infer(x, axis, exclusive, reverse):
-        if not is_numeric(x.dtype):
-            rules.check_dtype_in(op_name, x, is_numeric, "numeric types")
+        if not is_number(x.dtype):
+            rules.check_dtype_in(op_name, x, is_number, "numeric or complex types")
         rank = len(x._shape)
         if not -rank <= axis < rank:
             raise InvalidArgumentError(
@@ -268,10 +269,10 @@ def _cumsum_grad(ctx, dy):
 def _cumprod_grad(ctx, dy):
     # TensorFlow's _CumprodGrad (with div_no_nan, so an input zero gives a zero, not nan).
     a, x = ctx.attrs, ctx.x
-    prod = cumprod(x, a["axis"], exclusive=a["exclusive"], reverse=a["reverse"])
+    prod = conj(cumprod(x, a["axis"], exclusive=a["exclusive"], reverse=a["reverse"]))
     out = cumsum(prod * dy, a["axis"], exclusive=a["exclusive"], reverse=not a["reverse"])
     is_zero = equal(x, zeros_like(x))
-    return (where(is_zero, zeros_like(out), out / where(is_zero, x + 1.0, x)),)
+    return (where(is_zero, zeros_like(out), out / conj(where(is_zero, x + 1.0, x))),)
 
 
 CUMSUM = register(OpDef(

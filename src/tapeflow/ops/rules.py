@@ -82,6 +82,17 @@ def is_numeric(d):
     return d.is_floating or d.is_integer
 
 
+def is_number(d):
+    """TensorFlow's arithmetic (AddV2, Mul, Square, Sum): real and complex numbers."""
+    return d.is_floating or d.is_integer or d.is_complex
+
+
+def is_inexact(d):
+    """TensorFlow's division and transcendental functions that take complex numbers
+    (RealDiv, Exp, Log, Sqrt): floats and complex numbers."""
+    return d.is_floating or d.is_complex
+
+
 def is_integer(d):
     return d.is_integer
 

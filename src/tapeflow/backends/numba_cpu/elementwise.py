@@ -40,6 +40,8 @@ def _cast(node, operands, constants):
     out = node.outputs[0].dtype
     if out.is_bool:
         return f"({operands[0]} != 0)"
+    if node.inputs[0].dtype.is_complex and not out.is_complex:
+        return f"{np_name(out)}({operands[0]}.real)"  # TensorFlow keeps the real part
     return f"{np_name(out)}({operands[0]})"
 
 

@@ -51,7 +51,7 @@ def _matmul(cg, node):
         return
     an = f"{an}.T" if node.attrs["transpose_a"] else an
     bn = f"{bn}.T" if node.attrs["transpose_b"] else bn
-    if y.dtype.is_floating:
+    if y.dtype.is_floating or y.dtype.is_complex:
         cg.output(node, cg.assign(f"np.dot({an}, {bn})"))
     else:
         cg.output(node, cg.assign(f"matmul_loops({an}, {bn})"))
@@ -87,6 +87,9 @@ def _batch_matmul(cg, node):
             name = cg.contiguous(v)
         names.append(cg.assign(f"{name}.reshape(({cg.product(batch_dims)}, "
                                  f"{dims[-2]}, {dims[-1]}))"))
+    if y.dtype.is_complex:  # bmm3 transposes; an adjoint conjugates too
+        names = [cg.assign(f"np.conj({n})") if adj else n
+                 for n, adj in zip(names, (node.attrs["adj_x"], node.attrs["adj_y"]))]
     out = cg.assign(f"bmm3({names[0]}, {names[1]}, {node.attrs['adj_x']}, "
                       f"{node.attrs['adj_y']})")
     cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(batch_dims + [f'{out}.shape[1]', f'{out}.shape[2]'])})"))

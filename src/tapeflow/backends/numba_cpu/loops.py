@@ -476,8 +476,8 @@ class _Reduction:
         if self.full:
             s = self.scalar
             if node.op.reduction == "mean":
-                value = (f"{out_np}({s} / np.float64({count}))" if out.dtype.is_floating
-                         else f"int_mean({out_np}({s}), {count})")
+                value = (f"int_mean({out_np}({s}), {count})" if out.dtype.is_integer
+                         else f"{out_np}({s} / np.float64({count}))")
             else:
                 value = f"{out_np}({s})"
             if not (self.keepdims and rank):
@@ -489,10 +489,10 @@ class _Reduction:
         else:
             a = self.array
             if node.op.reduction == "mean":
-                if out.dtype.is_floating:
-                    a = f"({a} / np.float64({count})).astype({out_np})"
-                else:
+                if out.dtype.is_integer:
                     a = f"int_mean_array({a}.astype({out_np}), {count})"
+                else:
+                    a = f"({a} / np.float64({count})).astype({out_np})"
             elif self.acc_dt is not out.dtype:
                 a = f"{a}.astype({out_np})"
             if not self.keepdims:

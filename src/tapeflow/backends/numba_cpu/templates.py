@@ -31,7 +31,7 @@ def expand(node, operands, constants):
     """The scalar expression of elementwise `node` over operand variables."""
     dt = compute_dtype(node)
     template = _ARG.sub(lambda m: f"ARG{m.group(1)}_", node.op.emit)
-    template = _NUMBER.sub(lambda m: literal(float(m.group(0)) if dt.is_floating
+    template = _NUMBER.sub(lambda m: literal(float(m.group(0)) if dt.is_floating or dt.is_complex
                                              else int(float(m.group(0))), dt), template)
     for key, value in node.attrs.items():
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -42,7 +42,19 @@ def expand(node, operands, constants):
     return re.sub(r"ARG(\d+)_", lambda m: operands[int(m.group(1))], template)
 
 
+# The helpers a template of an op that takes complex numbers calls: NumPy's functions,
+# which Numba compiles for complex scalars.
+_COMPLEX_HELPERS = {"exp": "np.exp(", "log": "np.log(", "sqrt": "np.sqrt(",
+                    "conj": "np.conjugate("}
+
+
 def _helper_name(base, dt):
+    if dt.is_complex:
+        if base not in _COMPLEX_HELPERS:
+            raise Unsupported(f"{base} of {dt.name}")
+        return _COMPLEX_HELPERS[base]
+    if base == "conj":  # a real number is its own conjugate
+        return "("
     if base == "sign":
         return f"sign_{FLOAT_SUFFIX.get(dt.name, 'int')}("
     if base in ("round", "floor", "ceil"):

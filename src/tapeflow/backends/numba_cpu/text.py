@@ -15,10 +15,10 @@ class Unsupported(compiler.Unsupported):
 
 
 SUPPORTED_DTYPES = frozenset({"float32", "float64", "int8", "int16", "int32", "int64",
-                              "uint8", "bool"})
+                              "uint8", "bool", "complex64", "complex128"})
 _NP = {"float32": "np.float32", "float64": "np.float64", "int8": "np.int8",
        "int16": "np.int16", "int32": "np.int32", "int64": "np.int64", "uint8": "np.uint8",
-       "bool": "np.bool_"}
+       "bool": "np.bool_", "complex64": "np.complex64", "complex128": "np.complex128"}
 # The suffix of the scalar-math helpers for a float dtype (exp_f32, exp_f64).
 FLOAT_SUFFIX = {"float32": "f32", "float64": "f64"}
 
@@ -37,6 +37,8 @@ def literal(value, dtype):
     arithmetic float64 in Numba)."""
     if dtype.is_bool:
         return "True" if bool(value) else "False"
+    if dtype.is_complex:
+        return f"{np_name(dtype)}({complex(value)!r})"
     if dtype.is_floating:
         v = float(value)
         if math.isnan(v):
