@@ -99,7 +99,9 @@ def complex(real, imag, name=None):  # noqa: A001 - TensorFlow's name
     >>> tf.complex(1.0, 2.0)
     <tf.Tensor: shape=(), dtype=complex64, numpy=(1+2j)>
     """
-    real, imag = rules.as_tensors(real, imag)
+    # Each part converted alone, as TensorFlow does: a Python float beside a float64
+    # tensor is float32, so the dtypes differ.
+    real, imag = rules.as_tensor(real), rules.as_tensor(imag)
     if real.dtype is not imag.dtype or real.dtype not in (dtypes.float32, dtypes.float64):
         raise TypeError(f"The `real` and `imag` components have incorrect types: "
                         f"{real.dtype.name} {imag.dtype.name}. They must be consistent, "
