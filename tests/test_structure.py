@@ -23,7 +23,8 @@ LAYERS = (
     ("ops", "printing"),  # printing: tf.print's op
     ("autodiff", "graph"),
     ("backends",),
-    ("variable", "tracking", "module", "math", "nn", "linalg", "random", "random_generator",
+    ("variable", "tracking", "module", "math", "nn", "linalg", "signal", "random",
+     "random_generator",
      "random_experimental", "autograph",
      "debugging", "framework", "grouping", "initializers", "scattering", "keras", "data",
      "saved_model", "train", "experimental",

@@ -5,7 +5,8 @@ namespaces (`tf.math`, `tf.nn`, `tf.linalg`, `tf.random`, `tf.config`, `tf.nest`
 """
 
 from . import (autodiff, autograph, config, data, debugging, dtypes, errors,  # noqa: F401
-               experimental, keras, linalg, math, nest, nn, random, saved_model, train)
+               experimental, keras, linalg, math, nest, nn, random, saved_model, signal,
+               train)
 from .autodiff.custom import RegisterGradient, custom_gradient
 from .autodiff.tape import GradientTape, UnconnectedGradients
 from .dtypes import (DType, as_dtype, bool, complex64, complex128, double, float16,  # noqa: A004

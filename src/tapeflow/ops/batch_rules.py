@@ -44,6 +44,7 @@ from .linalg import (
 from .matrix import CROSS, MATRIX_BAND_PART, MATRIX_SET_DIAG, MATRIX_TRIANGULAR_SOLVE
 from .pooling import POOLS, batched_pooling
 from .lists import TENSOR_LIST_POP_BACK, TENSOR_LIST_PUSH_BACK
+from .fft import FFT_OPS
 from .nn import BIAS_ADD, L2_LOSS, LOG_SOFTMAX, SOFTMAX, SOFTMAX_XENT, SPARSE_SOFTMAX_XENT
 from .random import (
     RANDOM_SHUFFLE,
@@ -594,6 +595,13 @@ def _broadcast_batch(op, inputs, attrs, batch):
 
 
 # -- nn -------------------------------------------------------------------------------------
+
+@batches(*FFT_OPS)
+def _innermost_dims(op, inputs, attrs, batch):
+    """Ops over their input's innermost dimensions: a leading stack axis is one more
+    outer dimension."""
+    return Batched(bind(op, [inputs[0].inner], attrs))
+
 
 @batches(SOFTMAX_XENT)
 def _xent(op, inputs, attrs, batch):

@@ -28,6 +28,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     creation,
     decompositions,
     elementwise,
+    fft,
     generator,
     indexing,
     linalg,
