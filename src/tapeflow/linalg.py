@@ -8,3 +8,10 @@ from .ops.decompositions import (  # noqa: F401
     cholesky, eigh, eigvalsh, logdet, lstsq, pinv, qr, slogdet, svd)
 from .ops.matrix import (  # noqa: F401
     adjoint, band_part, cholesky_solve, cross, matrix_transpose, set_diag, triangular_solve)
+from .ops.linalg_compositions import (  # noqa: F401
+    banded_triangular_solve, matrix_rank, normalize, tensor_diag, tensor_diag_part)
+from .ops.lu import lu, lu_matrix_inverse, lu_reconstruct, lu_solve  # noqa: F401
+from .ops.matrix_exponential import expm  # noqa: F401
+from .ops.matrix_square_root import sqrtm  # noqa: F401
+from .ops.tridiagonal import (  # noqa: F401
+    eigh_tridiagonal, tridiagonal_matmul, tridiagonal_solve)

@@ -41,7 +41,10 @@ from .linalg import (
     MATRIX_SOLVE,
     UNARY_EINSUM,
 )
+from .lu import LU
 from .matrix import CROSS, MATRIX_BAND_PART, MATRIX_SET_DIAG, MATRIX_TRIANGULAR_SOLVE
+from .matrix_square_root import MATRIX_SQUARE_ROOT
+from .tridiagonal import TRIDIAGONAL_SOLVE
 from .pooling import POOLS, batched_pooling
 from .lists import TENSOR_LIST_POP_BACK, TENSOR_LIST_PUSH_BACK
 from .fft import FFT_OPS
@@ -565,6 +568,7 @@ def _einsum(op, inputs, attrs, batch):
 
 @batches(MATRIX_INVERSE, MATRIX_DETERMINANT, MATRIX_DIAG, MATRIX_DIAG_PART, TOP_K, CHECK_NUMERICS)
 @batches(CHOLESKY, QR, SVD, SELF_ADJOINT_EIG, LOG_MATRIX_DETERMINANT, MATRIX_BAND_PART)
+@batches(LU, MATRIX_SQUARE_ROOT)
 def _leading_batch(op, inputs, attrs, batch):
     # These ops already treat leading axes as a batch.
     return _out(bind(op, [inputs[0].inner], attrs), op)
@@ -578,7 +582,7 @@ def _assert_all(op, inputs, attrs, batch):
     return condition
 
 
-@batches(MATRIX_SOLVE, LOWER_BOUND, UPPER_BOUND, MATRIX_SET_DIAG, CROSS)
+@batches(MATRIX_SOLVE, LOWER_BOUND, UPPER_BOUND, MATRIX_SET_DIAG, CROSS, TRIDIAGONAL_SOLVE)
 def _both_stacked(op, inputs, attrs, batch):
     # Ops that treat leading axes as a batch, of two inputs that must share it.
     first, second = inputs

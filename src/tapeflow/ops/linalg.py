@@ -514,7 +514,8 @@ def _inverse_infer(input, adjoint):
 
 # TensorFlow's words for a singular matrix, by op (the compiled kernels' too).
 NOT_INVERTIBLE = {"MatrixInverse": "Input is not invertible.",
-                  "MatrixSolve": "Input matrix is not invertible."}
+                  "MatrixSolve": "Input matrix is not invertible.",
+                  "Lu": "Input is not invertible."}
 
 
 def _inverse_kernel(input, adjoint):

@@ -4,9 +4,12 @@ through its kernel in kernels/matrices.py, whose results are viewed back with th
 input's batch dimensions."""
 
 from ...ops.decompositions import CHOLESKY, LOG_MATRIX_DETERMINANT, QR, SELF_ADJOINT_EIG, SVD
+from ...ops.lu import LU
 from ...ops.matrix import CROSS, MATRIX_BAND_PART, MATRIX_SET_DIAG, MATRIX_TRIANGULAR_SOLVE
+from ...ops.matrix_square_root import MATRIX_SQUARE_ROOT
+from ...ops.tridiagonal import TRIDIAGONAL_SOLVE
 from .generator import lowers
-from .text import tuple_expr
+from .text import np_name, tuple_expr
 
 
 def _unstacked(cg, node, result, batch_dims, k=None, trailing=2):
@@ -54,6 +57,29 @@ def _eigh(cg, node):
     found, batch = _stacked_call(cg, node, "eigh3", "compute_v")
     for k, trailing in enumerate((1, 2)):
         _unstacked(cg, node, found, batch, k, trailing)
+
+
+@lowers(MATRIX_SQUARE_ROOT)
+def _sqrtm(cg, node):
+    _unstacked(cg, node, *_stacked_call(cg, node, "sqrtm3"))
+
+
+@lowers(LU)
+def _lu(cg, node):
+    found, batch = _stacked_call(cg, node, "lu3")
+    _unstacked(cg, node, found, batch, 0)
+    perm = cg.assign(f"{found}[1].astype({np_name(node.attrs['output_idx_type'])})")
+    shape = tuple_expr(batch + [f"{perm}.shape[1]"])
+    cg.output(node, cg.assign(f"{perm}.reshape({shape})"), k=1)
+
+
+@lowers(TRIDIAGONAL_SOLVE)
+def _tridiagonal_solve(cg, node):
+    diagonals, dims = cg.batched(cg.val(node.inputs[0]))
+    rhs, _ = cg.batched(cg.val(node.inputs[1]))
+    solved = cg.assign(f"tridiagonal_solve3({diagonals}, {rhs}, "
+                       f"{node.attrs['partial_pivoting']}, {node.attrs['perturb_singular']})")
+    _unstacked(cg, node, solved, dims[:-2])
 
 
 @lowers(LOG_MATRIX_DETERMINANT)

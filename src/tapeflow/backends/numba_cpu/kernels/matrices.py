@@ -157,3 +157,124 @@ def cross3(a, b):
         out[r, 1] = a[r, 2] * b[r, 0] - a[r, 0] * b[r, 2]
         out[r, 2] = a[r, 0] * b[r, 1] - a[r, 1] * b[r, 0]
     return out
+
+
+@_jit
+def lu3(x):
+    """Packed LU factors and row permutations (x[b][perm[b]] = L U) by partial pivoting,
+    the first of equal candidates chosen, as LAPACK's getrf; a zero pivot raises."""
+    batch, n = x.shape[0], x.shape[1]
+    out = x.copy()
+    perm = np.empty((batch, n), np.int64)
+    for b in range(batch):
+        a = out[b]
+        for i in range(n):
+            perm[b, i] = i
+        for j in range(n):
+            pivot = j
+            for i in range(j + 1, n):
+                if abs(a[i, j]) > abs(a[pivot, j]):
+                    pivot = i
+            if not abs(a[pivot, j]) > 0:
+                raise np.linalg.LinAlgError("Input is not invertible.")
+            if pivot != j:
+                for c in range(n):
+                    a[j, c], a[pivot, c] = a[pivot, c], a[j, c]
+                perm[b, j], perm[b, pivot] = perm[b, pivot], perm[b, j]
+            for i in range(j + 1, n):
+                a[i, j] /= a[j, j]
+                for c in range(j + 1, n):
+                    a[i, c] -= a[i, j] * a[j, c]
+    return out, perm
+
+
+@_jit
+def sqrtm3(x):
+    """Principal square roots by the Denman-Beavers iteration with determinant scaling;
+    NaN where it does not converge (a negative real eigenvalue: no real principal root)
+    or meets a singular iterate."""
+    batch, n = x.shape[0], x.shape[1]
+    out = np.empty_like(x)
+    tolerance = 4.0 * n * np.finfo(x.dtype).eps
+    for b in range(batch):
+        y = np.ascontiguousarray(x[b])
+        z = np.eye(n, dtype=x.dtype)
+        converged = n == 0
+        for _ in range(100):
+            if converged:
+                break
+            try:
+                y_inverse = np.linalg.inv(y)
+                z_inverse = np.linalg.inv(z)
+            except Exception:  # noqa: BLE001 - Numba raises LinAlgError for singular
+                break
+            mu = abs(np.linalg.det(y) * np.linalg.det(z)) ** (-0.5 / n)
+            if not np.isfinite(mu) or mu == 0:
+                mu = 1.0
+            y_next = (0.5 * (mu * y + z_inverse / mu)).astype(x.dtype)
+            z = (0.5 * (mu * z + y_inverse / mu)).astype(x.dtype)
+            change = np.sqrt(np.sum((y_next - y) ** 2))
+            converged = change <= tolerance * np.sqrt(np.sum(y_next ** 2))
+            y = y_next
+        if converged and np.all(np.isfinite(y)):
+            copy_into(out[b], y)
+        else:
+            out[b] = np.nan
+    return out
+
+
+@_jit
+def tridiagonal_solve3(diagonals, rhs, pivoting, perturb):
+    """Gaussian elimination on each tridiagonal system (LAPACK's gtsv: with `pivoting`,
+    rows interchange where the subdiagonal is larger); a zero pivot gives NaN, or with
+    `perturb` pivots below eps times U's largest entry become that size."""
+    batch, m, k = rhs.shape
+    out = rhs.copy()
+    for b in range(batch):
+        sup = diagonals[b, 0].copy()
+        d = diagonals[b, 1].copy()
+        sup2 = np.zeros(m, rhs.dtype)
+        x = out[b]
+        for i in range(m - 1):
+            below = diagonals[b, 2, i + 1]
+            if pivoting and abs(below) > abs(d[i]):
+                g = d[i] / below
+                after = sup[i + 1] if i + 1 < m - 1 else 0.0
+                d[i] = below
+                moved = d[i + 1]
+                d[i + 1] = sup[i] - g * moved
+                sup2[i] = after
+                if i + 1 < m - 1:
+                    sup[i + 1] = -g * after
+                sup[i] = moved
+                for c in range(k):
+                    top = x[i, c]
+                    x[i, c] = x[i + 1, c]
+                    x[i + 1, c] = top - g * x[i + 1, c]
+            else:
+                f = below / d[i]
+                d[i + 1] -= f * sup[i]
+                for c in range(k):
+                    x[i + 1, c] -= f * x[i, c]
+        if perturb and m:
+            largest = 0.0
+            for i in range(m):
+                largest = max(largest, abs(d[i]), abs(sup2[i]))
+                if i < m - 1:
+                    largest = max(largest, abs(sup[i]))
+            tiny = np.finfo(rhs.dtype).eps * largest
+            for i in range(m):
+                if abs(d[i]) < tiny:
+                    d[i] = -tiny if d[i] < 0 else tiny
+        singular = False
+        for i in range(m):
+            singular = singular or d[i] == 0
+        for i in range(m - 1, -1, -1):
+            for c in range(k):
+                value = x[i, c]
+                if i + 1 < m:
+                    value -= sup[i] * x[i + 1, c]
+                if i + 2 < m:
+                    value -= sup2[i] * x[i + 2, c]
+                x[i, c] = np.nan if singular else value / d[i]
+    return out
