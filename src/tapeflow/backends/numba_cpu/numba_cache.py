@@ -32,6 +32,7 @@ from numba.core.caching import (
 )
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
+from numba.core.runtime import rtsys
 
 from . import cache, cache_store, helper_symbols
 
@@ -163,7 +164,20 @@ class FailuresAreMisses:
             pass  # later process misses it (an unwritable folder, a value that won't pickle)
 
 
-class SignedCache(FailuresAreMisses, FunctionCache):
+class _LoadsWithoutLowerings:
+    """Mixed in before numba's Cache: a load initializes only Numba's runtime (NRT),
+    which machine code from the cache calls. Numba's own load first refreshes the
+    target context, importing and registering every lowering it has (about 0.1 s, most
+    of a warm process's first call) that loaded machine code never uses; a compile
+    still refreshes it (numba.core.compiler)."""
+
+    def load_overload(self, sig, target_context):
+        rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
+
+class SignedCache(FailuresAreMisses, _LoadsWithoutLowerings, FunctionCache):
     """A FunctionCache whose files are signed (`_SignedFiles`) and whose failures are
     misses."""
 
