@@ -64,9 +64,6 @@ class StatePool:
         entry[1] = counter + 1
         return entry[0]
 
-    def clear(self):
-        self._entries.clear()
-
 
 POOL = StatePool()
 
