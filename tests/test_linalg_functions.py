@@ -189,3 +189,20 @@ def test_small_compositions_match_tensorflow():
         tf.linalg.tensor_diag_part(tf.ones([2, 3]))
     with pytest.raises(ValueError, match="tf.linalg.expm does not support matrices of type"):
         tf.linalg.expm(tf.ones([2, 2], tf.int32))
+
+
+def test_expm_in_a_function_differentiates_through_its_squaring_loop(monkeypatch):
+    # Traced, the squarings are a while loop of data-dependent length and the cond on a
+    # finite norm an If: the gradient runs back through both.
+    monkeypatch.setattr(tf.config.settings, "compile_mode", "off")
+    x = tf.constant(np.stack([3 * X, 0.01 * X]))
+
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.linalg.expm(x) * x)
+        return y, tape.gradient(y, x)
+
+    traced, eager = tf.function(f)(x), f(x)
+    np.testing.assert_allclose(float(traced[0]), float(eager[0]), rtol=1e-12)
+    np.testing.assert_allclose(traced[1].numpy(), eager[1].numpy(), rtol=1e-10, atol=1e-12)

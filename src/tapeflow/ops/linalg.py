@@ -560,6 +560,11 @@ MATRIX_DETERMINANT = register(OpDef(
     saves=("input", "out"), grad=_det_grad, domain=(-1.0, 1.0)))
 
 
+def _compatible(dims, others):
+    """Whether two shapes of one rank may agree (an unknown dimension matches any)."""
+    return all(a is None or b is None or a == b for a, b in zip(dims, others))
+
+
 def _solve_infer(matrix, rhs, adjoint):
     op_name = "MatrixSolve"
     _float_matrix(op_name, matrix)
@@ -572,12 +577,12 @@ def _solve_infer(matrix, rhs, adjoint):
         raise InvalidArgumentError(
             f"All input tensors must have the same rank: {kernel_dims(matrix._shape)} vs. "
             f"{kernel_dims(rhs._shape)} [Op:{op_name}]", op=op_name)
-    if matrix._shape[:-2] != rhs._shape[:-2]:
+    if not _compatible(matrix._shape[:-2], rhs._shape[:-2]):
         raise InvalidArgumentError(
             f"All input tensors must have the same outer dimensions: {kernel_dims(matrix._shape)} "
             f"vs. {kernel_dims(rhs._shape)} [Op:{op_name}]", op=op_name)
     _check_square(op_name, matrix, 0, "First input (lhs) must be a square matrix.")
-    if matrix._shape[-2] != rhs._shape[-2]:
+    if not _compatible(matrix._shape[-2:-1], rhs._shape[-2:-1]):
         raise InvalidArgumentError(
             "Input matrix and right-hand side must have the same number of rows: "
             f"{kernel_dims(matrix._shape)} vs. {kernel_dims(rhs._shape)} [Op:{op_name}]",

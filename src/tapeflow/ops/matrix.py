@@ -1,8 +1,8 @@
 """Matrix structure ops: band_part (MatrixBandPart), set_diag (MatrixSetDiagV3),
 triangular_solve (MatrixTriangularSolve) and cross (Cross), each with TensorFlow's
-gradient; and the compositions TensorFlow writes in Python: adjoint / matrix_transpose,
-cholesky_solve (expm is ops/matrix_exponential.py). The decompositions, whose gradients use these, are
-ops/decompositions.py."""
+gradient; and the compositions TensorFlow writes in Python: adjoint / matrix_transpose
+and cholesky_solve (expm is ops/matrix_exponential.py). The decompositions, whose
+gradients use these, are ops/decompositions.py."""
 
 import numpy as np
 

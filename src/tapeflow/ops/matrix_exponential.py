@@ -81,9 +81,9 @@ def expm(input, name=None):
                          f"for 'tf.linalg.expm'")
     if tuple(matrix._shape[-2:]) == (0, 0):
         return matrix
-    batch_shape = matrix._shape[:-2]
-    if None in batch_shape:
-        batch_shape = shape(matrix)[:-2]
+    batch_shape, inner = matrix._shape[:-2], matrix._shape[-2:]
+    if None in matrix._shape:
+        batch_shape, inner = shape(matrix)[:-2], shape(matrix)[-2:]
     matrix = reshape(matrix, [-1] + list(matrix._shape[-2:]))
     l1_norm = reduce_max(reduce_sum(abs(matrix), axis=1), axis=-1)[:, None, None]
 
@@ -116,9 +116,9 @@ def expm(input, name=None):
         return i + 1, where(less(i, squarings), matmul(r, r), r)
 
     _, result = while_loop(more, square_once, [const(0.0), result])
-    if isinstance(batch_shape, tuple):
-        return reshape(result, list(batch_shape) + list(result._shape[-2:]))
-    return reshape(result, concat([batch_shape, shape(result)[-2:]], axis=0))
+    if isinstance(batch_shape, tuple):  # the loop may have relaxed result's shape
+        return reshape(result, batch_shape + inner)
+    return reshape(result, concat([batch_shape, inner], axis=0))
 
 
 __all__ = ["expm"]
