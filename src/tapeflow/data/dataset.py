@@ -2,17 +2,19 @@
 Tensors (a tensor, or tuples and dicts of them), with TensorFlow's element specs,
 cardinalities and reprs.
 
-A dataset runs eagerly, element by element, even while a tf.function is being traced: a
-`for x in dataset` loop in a traced function is unrolled over the elements, which become
-constants of the graph (TensorFlow instead builds one loop over a dataset op).
+A dataset runs eagerly, element by element. Inside a tf.function, a `for x in dataset`
+loop (AutoGraph) and `reduce` are one graph loop over an iterator node that reads the
+dataset at every call, and a dataset argument is keyed by its element_spec
+(data/iteration.py).
 """
 
+import itertools
 import os
 
 import numpy as np
 
-from .. import dtypes, errors, nest, ops
-from . import file_cache
+from .. import context, dtypes, errors, nest, ops
+from . import file_cache, iteration
 from ..graph.function import TensorSpec, function
 from ..graph.trace import init_scope
 from ..tensor import Tensor, _Operators, constant, convert_to_tensor
@@ -62,6 +64,10 @@ class Dataset:
         raise NotImplementedError
 
     # -- reading it ---------------------------------------------------------------------------
+    def _graph_iterator(self):
+        """An iterator in the graph being traced (AutoGraph's `for` over a dataset)."""
+        return iteration.GraphIterator(self)
+
     def __iter__(self):
         elements = self._elements()
         while True:
@@ -100,6 +106,16 @@ class Dataset:
 
     def __repr__(self):
         return f"<{self._repr_name} element_spec={self._element_spec}>"
+
+    # -- as a tf.function argument (graph/signature.py's handle arguments) ----------------
+    def _trace_spec(self):
+        return _DatasetKey(self._element_spec)
+
+    def _traced_argument(self, handle):
+        return _ArgumentDataset(handle, self._element_spec)
+
+    def _call_argument(self):
+        return iteration.argument_handle(self)
 
     # -- sources ------------------------------------------------------------------------------
     @staticmethod
@@ -184,6 +200,8 @@ class Dataset:
     def reduce(self, initial_state, reduce_func, name=None):
         """`reduce_func(state, element)` folded over the elements from `initial_state`."""
         state = _as_structure(initial_state)
+        if context.current_graph.get() is not None:
+            return iteration.reduce_in_graph(self, state, reduce_func)
         for element in self:
             state = nest.map_structure(convert_to_tensor, reduce_func(state, element))
         return state
@@ -203,7 +221,46 @@ class _count_from:  # noqa: N801 - stands for range(start, infinity)
             n += 1
 
 
+class _DatasetKey:
+    """What a dataset argument adds to a tf.function's trace key: its element_spec (as
+    TensorFlow's DatasetSpec), not its identity."""
+
+    __slots__ = ("flat", "structure")
+
+    def __init__(self, element_spec):
+        self.flat = tuple(nest.flatten(element_spec))
+        self.structure = nest.map_structure(lambda spec: None, element_spec)
+
+    def __eq__(self, other):
+        return (isinstance(other, _DatasetKey) and self.flat == other.flat
+                and self.structure == other.structure)
+
+    def __hash__(self):
+        return hash(self.flat)
+
+    def describe(self):
+        specs = nest.pack_sequence_as(self.structure, list(self.flat))
+        return f"a tf.data.Dataset with element_spec {specs}"
+
+
 # -- sources -------------------------------------------------------------------------------
+
+class _ArgumentDataset(Dataset):
+    """A dataset argument inside the trace: the int64 `handle` placeholder names the
+    call's dataset, which the graph's iterator nodes read (data/iteration.py)."""
+
+    _repr_name = "DatasetArgument"
+    _is_argument = True
+
+    def __init__(self, handle, element_spec):
+        self._handle = handle
+        super().__init__(element_spec, UNKNOWN_CARDINALITY)
+
+    def _elements(self):
+        raise TypeError("A tf.data.Dataset argument of a tf.function is read at each call: "
+                        "iterate it with a `for` loop that AutoGraph converts, or with "
+                        "reduce")
+
 
 class _TensorSliceDataset(Dataset):
     _repr_name = "_TensorSliceDataset"
@@ -404,12 +461,13 @@ class _ShuffleDataset(_Transformed):
         # and `seed`); each iteration draws its order from them and the epoch.
         self._seeds = ops.random.get_seed(seed)
         self._reshuffle = reshuffle_each_iteration
-        self._epochs = 0
+        # Shared by the copies a tf.function makes of the pipeline around its dataset
+        # argument (data/iteration.py), so that every call gets a new order.
+        self._epochs = itertools.count()
         super().__init__(input)
 
     def _elements(self):
-        epoch = self._epochs if self._reshuffle else 0
-        self._epochs += 1
+        epoch = next(self._epochs) if self._reshuffle else 0
         rng = np.random.default_rng([s % 2**64 for s in self._seeds] + [epoch])
         buffer = []
         for element in self._input:

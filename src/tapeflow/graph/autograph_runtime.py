@@ -643,6 +643,10 @@ def for_stmt(iterable, extra_test, body, get_state, set_state, names, head, list
     if _graph_valued(iterable):
         _tf_for(iterable, extra_test, body, get_state, set_state, names, head, lists, loc)
         return
+    if _tracing() and hasattr(iterable, "_graph_iterator"):
+        _tf_for_iterator(iterable._graph_iterator(), extra_test, body, get_state, set_state,
+                         names, head, lists, loc)
+        return
     items = iter(iterable)
     for item in items:
         body(item)
@@ -708,6 +712,30 @@ def _tf_for(iterable, extra_test, body, get_state, set_state, names, head, lists
         return go_on
 
     _tf_loop(cond, step, (first,), get_state, set_state, names, head, lists, loc)
+
+
+def _tf_for_iterator(iterator, extra_test, body, get_state, set_state, names, head, lists,
+                     loc):
+    """A `for` over a tf.data.Dataset while tracing: a graph loop whose extra variables
+    are whether there was a next element and that element, asked of the dataset's
+    iterator before the loop and at the end of each step (data/iteration.py)."""
+    spec = iterator.element_spec
+
+    def with_next():
+        has_value, element = iterator.get_next_as_optional()
+        return (has_value,) + tuple(nest.flatten(element))
+
+    def cond(extra):
+        go_on = extra[0]
+        if extra_test is not None:
+            go_on = and_(lambda: go_on, extra_test)
+        return go_on
+
+    def step(extra):
+        body(nest.pack_sequence_as(spec, list(extra[1:])))
+        return with_next()
+
+    _tf_loop(cond, step, with_next(), get_state, set_state, names, head, lists, loc)
 
 
 def _range_bounds(t):

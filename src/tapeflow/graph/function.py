@@ -12,7 +12,7 @@ import weakref
 
 import numpy as np
 
-from .. import nest, placement
+from .. import dtypes, nest, placement
 from ..config import settings
 from ..tensor import Tensor, TensorShape, _Operators, convert_to_tensor, wrap
 from .concrete import ConcreteFunction
@@ -22,9 +22,11 @@ from .signature import (
     TensorSpec,
     accepts,
     as_spec,
+    call_argument,
     first_change,
     generalize,
     is_array,
+    is_handle_argument,
     is_signature_key,
     is_tensor_argument,
     positional_arity,
@@ -293,6 +295,8 @@ class Function:
         spec_iter = iter(self._input_signature or ())
 
         def placeholder_for(value, name="x"):
+            if is_handle_argument(value):
+                return value._traced_argument(graph.placeholder((), dtypes.int64, name))
             if is_tensor_argument(value):
                 spec = next(spec_iter, None)
                 if isinstance(value, TensorSpec):
@@ -335,7 +339,8 @@ class Function:
 
         def retrace(flat_inputs):
             values = iter(flat_inputs)
-            swap = (lambda v: next(values) if is_tensor_argument(v) else v)
+            swap = (lambda v: (v._traced_argument(next(values)) if is_handle_argument(v)
+                               else next(values)) if is_tensor_argument(v) else v)
             again_args = nest.map_structure(swap, list(args))
             again_kwargs = {k: nest.map_structure(swap, kwargs[k]) for k in sorted(kwargs)}
             # Looked up now: a closure over the bound method would keep its object alive.
@@ -377,7 +382,7 @@ class Function:
         concrete, key = self._concrete_for(args, kwargs, device)
         if fast_key is not None and None not in fast_key:
             fast_calls[fast_key] = (concrete, key)
-        flat = [convert_to_tensor(x) for x in nest.flatten((list(args), kwargs))
+        flat = [call_argument(x) for x in nest.flatten((list(args), kwargs))
                 if is_tensor_argument(x)]
         return concrete._structured(concrete._call_flat(flat))
 

@@ -115,9 +115,22 @@ def is_array(value):
                                              and value.dtype.kind in "biuf")
 
 
+def is_handle_argument(value):
+    """An object a call hands the trace as an int64 handle (a tf.data.Dataset): keyed by
+    `_trace_spec()`, the trace sees `_traced_argument(placeholder)` and a call passes
+    `_call_argument()`."""
+    return hasattr(type(value), "_traced_argument")
+
+
 def is_tensor_argument(value):
     """An argument that becomes a placeholder of the trace (not part of its key by value)."""
-    return isinstance(value, (Tensor, TensorSpec)) or is_array(value)
+    return isinstance(value, (Tensor, TensorSpec)) or is_array(value) or is_handle_argument(
+        value)
+
+
+def call_argument(value):
+    """The tensor a call passes for a placeholder argument."""
+    return value._call_argument() if is_handle_argument(value) else convert_to_tensor(value)
 
 
 def trace_key_of(value):
@@ -137,6 +150,8 @@ def trace_key_of(value):
         return ("py", type(value).__name__, value)
     if isinstance(value, TensorSpec):
         return TensorArg(value.dtype, value.shape if value.shape is not None else ("any",))
+    if is_handle_argument(value):
+        return value._trace_spec()
     return _ObjectArg(value)
 
 
