@@ -95,3 +95,91 @@ def test_a_compiled_spectral_filter_and_its_gradient(monkeypatch):
 
     assert_compiled_matches_eager(monkeypatch, step, tf.constant(np.sin(np.arange(16.0))
                                                                  .reshape(2, 8)), rtol=1e-9)
+
+
+# -- the functions TensorFlow writes in Python -------------------------------------------
+
+def test_frames_windows_and_overlap_add_are_tensorflows():
+    x = tf.constant(np.arange(10.0))
+    assert tf.signal.frame(x, 4, 3).numpy().tolist() == [[0, 1, 2, 3], [3, 4, 5, 6],
+                                                         [6, 7, 8, 9]]
+    assert tf.signal.frame(x, 4, 3, pad_end=True, pad_value=-1).numpy()[-1].tolist() == \
+        [9, -1, -1, -1]
+    assert tf.signal.frame(tf.reshape(x, (2, 5)), 2, 2, axis=0).shape == (1, 2, 5)
+    frames = tf.constant(np.arange(12.0).reshape(3, 4))
+    assert tf.signal.overlap_and_add(frames, 2).numpy().tolist() == [0, 1, 6, 8, 14, 16, 10,
+                                                                     11]
+    np.testing.assert_allclose(tf.signal.hann_window(5).numpy(), [0, 0.5, 1, 0.5, 0],
+                               atol=1e-7)
+    np.testing.assert_allclose(tf.signal.hann_window(4, periodic=False, dtype=tf.float64),
+                               [0, 0.75, 0.75, 0], atol=1e-15)
+    assert tf.signal.hamming_window(1).numpy().tolist() == [1.0]
+    with pytest.raises(ValueError, match="dtype must be a floating point type"):
+        tf.signal.hann_window(3, dtype=tf.int32)
+
+
+@pytest.mark.parametrize("kind, dct_want, idct_want", [
+    (1, [6, 1, 3, -8], [6, 1, 3, -8]),
+    (2, [10, -1.39942, 4.24264, -7.07401], [5.5774, -1.59833, 6.42676, -6.40583]),
+    (3, [5.5774, -1.59833, 6.42676, -6.40583], [10, -1.39942, 4.24264, -7.07401]),
+    (4, [5.34685, -0.48927, 1.78664, -9.37975], [5.34685, -0.48927, 1.78664, -9.37975]),
+])
+def test_cosine_transforms_are_tensorflows(kind, dct_want, idct_want):
+    x = tf.constant([1.0, 2.0, -1.0, 3.0])
+    np.testing.assert_allclose(tf.signal.dct(x, type=kind).numpy(), dct_want, atol=2e-5)
+    np.testing.assert_allclose(tf.signal.idct(x, type=kind).numpy(), idct_want, atol=2e-5)
+
+
+def test_cosine_transform_arguments_are_checked_as_tensorflow():
+    with pytest.raises(ValueError, match=r"Types I, II, III and IV \(I\)DCT are supported"):
+        tf.signal.dct(tf.constant([1.0]), type=5)
+    with pytest.raises(ValueError, match="Normalization is not supported for the Type-I"):
+        tf.signal.dct(tf.constant([1.0, 2.0]), type=1, norm="ortho")
+    with pytest.raises(NotImplementedError, match="axis must be -1"):
+        tf.signal.dct(tf.constant([1.0, 2.0]), axis=0)
+
+
+def _spectral_losses(x):
+    s = tf.signal.stft(x, 6, 3, pad_end=True)
+    r = tf.signal.inverse_stft(s, 6, 3)
+    return [tf.reduce_sum(tf.abs(s)), tf.reduce_sum(r * r),
+            tf.reduce_sum(tf.signal.dct(x, type=2, norm="ortho")
+                          * tf.range(12.0, dtype=tf.float64)),
+            tf.reduce_sum(tf.signal.idct(x[:5], type=4) ** 2)
+            + tf.reduce_sum(tf.signal.dct(x, type=1) * x)]
+
+
+def test_stft_and_cosine_transform_gradients_are_tensorflows():
+    x = tf.constant(np.sin(np.arange(12.0)) + 0.1 * np.arange(12.0))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        losses = _spectral_losses(x)
+    # Printed by TensorFlow 2.21 for the same losses.
+    want = [
+        [0, -0.11828326127760334, 3.4380241221777186, 0.9752095346876389,
+         0.6128246646707936, -1.3071236755444242, 2.098781914098594, 1.8305278780178533,
+         3.5787522423547506, 1.9089071403061102, 1.7188144392523181, 0.9986696144077336],
+        [0, 0.00735524206881166, 0.7019772779131263, 0.8822400161197345,
+         -0.27875194945931925, -0.3585345895805766, 0.6411690036021482, 1.060145780249055,
+         1.3979361301745161, 2.6242369704835133, 0.3562335071176802, 0.07813265113226293],
+        [13.512162552428123, -14.99600994584716, 6.228170988782603, -5.488812131271052,
+         3.335256821487822, -3.0278751816851273, 1.9675880917629687, -1.78432570025487,
+         1.0810718686150163, -0.9453123281971386, 0.3811335297705862, -0.2630485655917758],
+        [20.933584700552622, 12.887088939691278, 27.853284948414025, 22.31914110091045,
+         -20.452087000051204, -4.813726598002987, -2.3545048508235813, -2.1513259599806838,
+         -1.3018857813907836, -1.5407940607775674, -1.0171385264899615, -1.0230852862355877],
+    ]
+    for loss, expected in zip(losses, want):
+        np.testing.assert_allclose(tape.gradient(loss, x).numpy(), expected, rtol=1e-10,
+                                   atol=1e-12)
+
+
+def test_compiled_stft_round_trip_and_gradients(monkeypatch):
+    def losses_and_gradients(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            total = tf.add_n(_spectral_losses(x)[:2])  # stft and back: few ops to compile
+        return total, tape.gradient(total, x)
+
+    assert_compiled_matches_eager(monkeypatch, losses_and_gradients,
+                                  tf.constant(np.cos(np.arange(12.0))), rtol=1e-9)
