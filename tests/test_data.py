@@ -1,6 +1,7 @@
 """tf.data.Dataset against TensorFlow 2.21: elements, element_spec, cardinality, reprs and
 errors of the sources and transformations, shuffle's semantics (not its numbers), map
-functions traced once, and datasets iterated inside tf.function.
+functions traced once, and datasets iterated inside tf.function (more in
+tests/test_data_in_function.py).
 
 Expected values are what TensorFlow 2.21 printed for the same pipelines.
 """
@@ -138,7 +139,7 @@ def test_map_is_traced_once_with_autograph_and_cache_replays():
     assert numpy_list(noisy) == numpy_list(noisy)
 
 
-def test_iterating_inside_tf_function_unrolls_over_the_elements():
+def test_iterating_inside_tf_function_assigns_at_every_call():
     w = tf.Variable(0.0)
     ds = D.from_tensor_slices(([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0])).batch(2)
 

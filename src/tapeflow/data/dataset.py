@@ -17,7 +17,7 @@ from .. import context, dtypes, errors, nest, ops
 from . import file_cache, iteration
 from ..graph.function import TensorSpec, function
 from ..graph.trace import init_scope
-from ..tensor import Tensor, _Operators, constant, convert_to_tensor
+from ..tensor import Tensor, _Operators, constant, convert_to_tensor, is_symbolic
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -116,6 +116,10 @@ class Dataset:
 
     def _call_argument(self):
         return iteration.argument_handle(self)
+
+    def _graph_inputs(self):
+        """The tensors of the graph being traced this source holds (none by default)."""
+        return []
 
     # -- sources ------------------------------------------------------------------------------
     @staticmethod
@@ -250,19 +254,36 @@ class _ArgumentDataset(Dataset):
     call's dataset, which the graph's iterator nodes read (data/iteration.py)."""
 
     _repr_name = "DatasetArgument"
-    _is_argument = True
-
     def __init__(self, handle, element_spec):
         self._handle = handle
         super().__init__(element_spec, UNKNOWN_CARDINALITY)
 
+    def _graph_inputs(self):
+        return [self._handle]
+
+    def _with_graph_inputs(self, values):
+        return iteration.call_dataset(values[0])
+
     def _elements(self):
-        raise TypeError("A tf.data.Dataset argument of a tf.function is read at each call: "
-                        "iterate it with a `for` loop that AutoGraph converts, or with "
-                        "reduce")
+        # TensorFlow raises this ValueError after unrolling many get_next() calls.
+        raise ValueError("The `for elem in dataset: ...` idiom is used within tf.function "
+                         "with AutoGraph disabled. This idiom is only supported when "
+                         "AutoGraph is enabled (or use Dataset.reduce).")
 
 
-class _TensorSliceDataset(Dataset):
+class _TensorsHeld:
+    """A source of tensors given when it was made: inside a tf.function they may be graph
+    tensors, which the graph's iterator node receives at each call."""
+
+    def _graph_inputs(self):
+        leaves = nest.flatten(self._tensors)
+        return leaves if any(is_symbolic(t) for t in leaves) else []
+
+    def _with_graph_inputs(self, values):
+        return type(self)(nest.pack_sequence_as(self._tensors, values))
+
+
+class _TensorSliceDataset(_TensorsHeld, Dataset):
     _repr_name = "_TensorSliceDataset"
 
     def __init__(self, tensors):
@@ -276,14 +297,14 @@ class _TensorSliceDataset(Dataset):
                 raise ValueError(f"Dimensions {n} and {t.shape[0]} are not compatible")
         self._tensors = tensors
         super().__init__(nest.map_structure(lambda t: TensorSpec(t.shape[1:], t.dtype),
-                                            tensors), n)
+                                            tensors), UNKNOWN_CARDINALITY if n is None else n)
 
     def _elements(self):
         for i in range(self._cardinality):
             yield nest.map_structure(lambda t: t[i], self._tensors)
 
 
-class _TensorDataset(Dataset):
+class _TensorDataset(_TensorsHeld, Dataset):
     _repr_name = "_TensorDataset"
 
     def __init__(self, tensors):

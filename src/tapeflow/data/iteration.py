@@ -16,7 +16,9 @@ A dataset passed as an argument is keyed by its element_spec (another dataset of
 same spec reuses the trace): the trace sees an `ArgumentDataset`, a placeholder for an
 int64 handle of the call's dataset (`_ARGUMENTS`), and the iterator node rebuilds the
 pipeline the function applied to it (`ds.take(3)`, `ds.enumerate()`) around the dataset
-of the call.
+of the call. So does it around the values of traced tensors that a pipeline starts from
+(`from_tensor_slices(x)` of an argument `x`): the sources' `_graph_inputs()` are the
+node's inputs.
 
 Inside a tensor loop the gradient replays a step's graph: the next-element node is then
 marked as drawing (ops/draws.py), so that the replay reads the elements the forward
@@ -50,7 +52,7 @@ def argument_handle(dataset):
     return convert_to_tensor(np.int64(id(dataset)))
 
 
-def _call_dataset(handle):
+def call_dataset(handle):
     try:
         return _ARGUMENTS[int(handle.numpy())]
     except KeyError:
@@ -58,14 +60,14 @@ def _call_dataset(handle):
             "the dataset passed to this tf.function is gone") from None
 
 
-def _argument_leaves(dataset):
-    """The ArgumentDatasets a pipeline starts from, in a fixed order."""
+def _graph_sources(dataset):
+    """The datasets of a pipeline that hold tensors of the graph being traced (a dataset
+    argument's handle, from_tensor_slices of a traced tensor), in a fixed order."""
     found = []
 
     def walk(ds):
-        if getattr(ds, "_is_argument", False):
-            if all(ds is not f for f in found):
-                found.append(ds)
+        if ds._graph_inputs() and all(ds is not f for f in found):
+            found.append(ds)
         for inner in _inputs_of(ds):
             walk(inner)
 
@@ -113,11 +115,13 @@ def _tracing():
 def _make_iterator_replay(node, args):
     if _tracing():  # inlined into a graph being traced: the node again
         return bind_structural(node.op, args, node.attrs, [((), dtypes.int64)])
-    leaves = node.attrs["arguments"]
-    dataset = _rebased(node.attrs["dataset"],
-                       {id(leaf): _call_dataset(h) for leaf, h in zip(leaves, args)})
+    actual, values = {}, iter(args)
+    for source in node.attrs["sources"]:
+        inputs = [next(values) for _ in source._graph_inputs()]
+        actual[id(source)] = source._with_graph_inputs(inputs)
+    dataset = _rebased(node.attrs["dataset"], actual)
     handle = next(_HANDLES)
-    _ITERATORS[handle] = iter(dataset)
+    _ITERATORS[handle] = _Reading(iter(dataset))
     while len(_ITERATORS) > _MAX_LIVE_ITERATORS:
         _ITERATORS.popitem(last=False)
     return [wrap(np.asarray(handle, np.int64))]
@@ -132,18 +136,33 @@ def _get_next_replay(node, args):
     if _tracing():
         return bind_structural(node.op, args, node.attrs, avals)
     handle = int(args[0].numpy())
-    iterator = _ITERATORS.get(handle)
+    reading = _ITERATORS.get(handle)
     element = None
-    if iterator is not None:
+    if reading is not None:
         try:
-            element = next(iterator)
+            element = next(reading.iterator)
         except StopIteration:
             del _ITERATORS[handle]
     if element is None:
+        # Past the end: zeros shaped as the last element, so that a loop variable keeps
+        # one shape across the steps (its history stacks, for a gradient around the loop).
+        shapes = reading.shapes if reading is not None and reading.shapes else [
+            tuple(0 if d is None else d for d in shape) for shape, _ in avals[1:]]
         return [wrap(np.asarray(False))] + [
-            wrap(np.zeros(tuple(0 if d is None else d for d in shape), dtype.as_numpy_dtype))
-            for shape, dtype in avals[1:]]
-    return [wrap(np.asarray(True))] + [convert_to_tensor(t) for t in nest.flatten(element)]
+            wrap(np.zeros(shape, dtype.as_numpy_dtype))
+            for shape, (_, dtype) in zip(shapes, avals[1:])]
+    leaves = [convert_to_tensor(t) for t in nest.flatten(element)]
+    reading.shapes = [t._shape for t in leaves]
+    return [wrap(np.asarray(True))] + leaves
+
+
+class _Reading:
+    """A live iterator, and the shapes of the last element it gave."""
+
+    __slots__ = ("iterator", "shapes")
+
+    def __init__(self, iterator):
+        self.iterator, self.shapes = iterator, None
 
 
 _ITERATOR_ONLY = never_bound("tf.data iterator")
@@ -162,11 +181,12 @@ class GraphIterator:
 
     def __init__(self, dataset):
         self.element_spec = dataset.element_spec
-        leaves = _argument_leaves(dataset)
-        op = MAKE_ITERATOR.specialized(args=tuple(f"dataset{i}" for i in range(len(leaves))))
+        sources = _graph_sources(dataset)
+        inputs = [t for source in sources for t in source._graph_inputs()]
+        op = MAKE_ITERATOR.specialized(args=tuple(f"x{i}" for i in range(len(inputs))))
         self._handle, = bind_structural(
-            op, [leaf._handle for leaf in leaves],
-            {"dataset": dataset, "arguments": tuple(leaves)}, [((), dtypes.int64)])
+            op, inputs, {"dataset": dataset, "sources": tuple(sources)},
+            [((), dtypes.int64)])
 
     def get_next_as_optional(self):
         """(has_value, element): a bool scalar, and the next element (zeros past the
