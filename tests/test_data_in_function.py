@@ -144,6 +144,14 @@ def test_dataset_arguments_retrace_by_element_spec_and_reshuffle_per_call():
     assert count.experimental_get_tracing_count() == 3  # int64, float32, int64 batches
 
     @tf.function
+    def cardinalities(ds):
+        return ds.cardinality(), ds.take(2).cardinality(), ds.batch(2).cardinality()
+
+    assert [int(c) for c in cardinalities(D.range(3))] == [3, 2, 2]
+    assert [int(c) for c in cardinalities(D.range(7).repeat())] == [-1, 2, -1]
+    assert cardinalities.experimental_get_tracing_count() == 1
+
+    @tf.function
     def made_inside():
         s = tf.constant(0, tf.int64)
         for x in D.range(6).shuffle(6):

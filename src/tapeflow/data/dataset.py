@@ -91,7 +91,12 @@ class Dataset:
 
     def cardinality(self):
         """The number of elements as an int64 scalar: -1 (tf.data.INFINITE_CARDINALITY)
-        for an infinite dataset, -2 (UNKNOWN_CARDINALITY) where it depends on the values."""
+        for an infinite dataset, -2 (UNKNOWN_CARDINALITY) where it depends on the values.
+        Inside a tf.function, that of each call's dataset argument."""
+        if context.current_graph.get() is not None:
+            counted = iteration.cardinality_in_graph(self)
+            if counted is not None:
+                return counted
         return constant(self._cardinality, dtype=dtypes.int64)
 
     def __len__(self):
@@ -341,16 +346,20 @@ class _ZipDataset(Dataset):
                                 "structures of `tf.data.Dataset` objects. Python `list` is "
                                 "not supported and you should use `tuple` instead.")
         self._datasets = datasets
-        finite = [d._cardinality for d in parts if d._cardinality >= 0]
-        if finite:
-            count = min(finite)
-        elif any(d._cardinality == UNKNOWN_CARDINALITY for d in parts):
-            count = UNKNOWN_CARDINALITY
-        else:
-            count = INFINITE_CARDINALITY
+        count = self._count_from([d._cardinality for d in parts])
         spec = ({k: d.element_spec for k, d in datasets.items()} if isinstance(datasets, dict)
                 else tuple(d.element_spec for d in datasets))
         super().__init__(spec, count)
+
+    @staticmethod
+    def _count_from(counts):
+        """The cardinality of a zip of datasets of these cardinalities."""
+        finite = [n for n in counts if n >= 0]
+        if finite:
+            return min(finite)
+        if UNKNOWN_CARDINALITY in counts:
+            return UNKNOWN_CARDINALITY
+        return INFINITE_CARDINALITY
 
     def _elements(self):
         if isinstance(self._datasets, dict):
@@ -370,6 +379,10 @@ class _Transformed(Dataset):
         self._input = input
         super().__init__(input.element_spec if element_spec is None else element_spec,
                          input._cardinality if cardinality is None else cardinality)
+
+    def _count_from(self, n):
+        """The cardinality for an input of cardinality `n` (the same by default)."""
+        return n
 
 
 def _traced(fn, element_spec):
@@ -404,8 +417,10 @@ class _FilterDataset(_Transformed):
                 and spec.shape == ()):
             raise ValueError(f"Invalid `predicate`. `predicate` must return a `tf.bool` "
                              f"scalar tensor, but its return type is {spec}.")
-        count = 0 if input._cardinality == 0 else UNKNOWN_CARDINALITY
-        super().__init__(input, cardinality=count)
+        super().__init__(input, cardinality=self._count_from(input._cardinality))
+
+    def _count_from(self, n):
+        return 0 if n == 0 else UNKNOWN_CARDINALITY
 
     def _elements(self):
         for element in self._input:
@@ -435,15 +450,16 @@ class _BatchDataset(_Transformed):
         if batch_size <= 0:
             raise errors.InvalidArgumentError("Batch size must be greater than zero.")
         self._size, self._drop = batch_size, drop_remainder
-        n = input._cardinality
-        if n < 0:
-            count = n
-        else:
-            count = n // batch_size if drop_remainder else -(-n // batch_size)
+        count = self._count_from(input._cardinality)
         lead = batch_size if drop_remainder else None
         spec = nest.map_structure(lambda s: TensorSpec((lead,) + tuple(s.shape), s.dtype),
                                   input.element_spec)
         super().__init__(input, spec, count)
+
+    def _count_from(self, n):
+        if n < 0:
+            return n
+        return n // self._size if self._drop else -(-n // self._size)
 
     def _elements(self):
         rows = []
@@ -462,9 +478,10 @@ class _UnbatchDataset(_Transformed):
     def __init__(self, input):  # noqa: A002
         spec = nest.map_structure(lambda s: TensorSpec(tuple(s.shape)[1:], s.dtype),
                                   input.element_spec)
-        count = INFINITE_CARDINALITY if input._cardinality == INFINITE_CARDINALITY else (
-            UNKNOWN_CARDINALITY)
-        super().__init__(input, spec, count)
+        super().__init__(input, spec, self._count_from(input._cardinality))
+
+    def _count_from(self, n):
+        return INFINITE_CARDINALITY if n == INFINITE_CARDINALITY else UNKNOWN_CARDINALITY
 
     def _elements(self):
         for element in self._input:
@@ -510,6 +527,9 @@ class _Counted(_Transformed):
     def __init__(self, input, count):  # noqa: A002
         self._count = count
         super().__init__(input, cardinality=self._cardinality_of(input._cardinality, count))
+
+    def _count_from(self, n):
+        return self._cardinality_of(n, self._count)
 
 
 class _RepeatDataset(_Counted):

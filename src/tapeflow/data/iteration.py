@@ -94,6 +94,7 @@ def _rebased(dataset, actual):
     if hasattr(dataset, "_input"):
         copied = copy.copy(dataset)
         copied._input = _rebased(dataset._input, actual)
+        copied._cardinality = copied._count_from(copied._input._cardinality)
         return copied
     inputs = getattr(dataset, "_datasets", None)
     if inputs is None:
@@ -103,6 +104,7 @@ def _rebased(dataset, actual):
         copied._datasets = {k: _rebased(d, actual) for k, d in inputs.items()}
     else:
         copied._datasets = type(inputs)(_rebased(d, actual) for d in inputs)
+    copied._cardinality = copied._count_from([d._cardinality for d in _inputs_of(copied)])
     return copied
 
 
@@ -112,14 +114,35 @@ def _tracing():
 
 # -- the nodes -----------------------------------------------------------------------------
 
-def _make_iterator_replay(node, args):
-    if _tracing():  # inlined into a graph being traced: the node again
-        return bind_structural(node.op, args, node.attrs, [((), dtypes.int64)])
+def _pipeline(node, args):
+    """The dataset a pipeline node (MakeIterator, DatasetCardinality) reads at this run."""
     actual, values = {}, iter(args)
     for source in node.attrs["sources"]:
         inputs = [next(values) for _ in source._graph_inputs()]
         actual[id(source)] = source._with_graph_inputs(inputs)
-    dataset = _rebased(node.attrs["dataset"], actual)
+    return _rebased(node.attrs["dataset"], actual)
+
+
+def _bind_pipeline(op, dataset):
+    """A node of `op` reading `dataset` in the graph being traced: its int64 output."""
+    sources = _graph_sources(dataset)
+    inputs = [t for source in sources for t in source._graph_inputs()]
+    op = op.specialized(args=tuple(f"x{i}" for i in range(len(inputs))))
+    output, = bind_structural(op, inputs, {"dataset": dataset, "sources": tuple(sources)},
+                              [((), dtypes.int64)])
+    return output
+
+
+def _cardinality_replay(node, args):
+    if _tracing():
+        return bind_structural(node.op, args, node.attrs, [((), dtypes.int64)])
+    return [wrap(np.asarray(_pipeline(node, args)._cardinality, np.int64))]
+
+
+def _make_iterator_replay(node, args):
+    if _tracing():  # inlined into a graph being traced: the node again
+        return bind_structural(node.op, args, node.attrs, [((), dtypes.int64)])
+    dataset = _pipeline(node, args)
     handle = next(_HANDLES)
     _ITERATORS[handle] = _Reading(iter(dataset))
     while len(_ITERATORS) > _MAX_LIVE_ITERATORS:
@@ -176,17 +199,25 @@ GET_NEXT = register_structural(StructuralOp(
     replay_drawn=lambda node, args, values: list(values)))
 
 
+CARDINALITY = register_structural(StructuralOp(
+    name="DatasetCardinality", args=(), infer=_ITERATOR_ONLY, eager=_ITERATOR_ONLY,
+    differentiable=False, stateful=True, replay=_cardinality_replay))
+
+
+def cardinality_in_graph(dataset):
+    """Dataset.cardinality() while tracing, for a pipeline that starts from graph tensors
+    (a dataset argument): known only at each call."""
+    if not _graph_sources(dataset):
+        return None
+    return _bind_pipeline(CARDINALITY, dataset)
+
+
 class GraphIterator:
     """An iterator over `dataset` in the graph being traced."""
 
     def __init__(self, dataset):
         self.element_spec = dataset.element_spec
-        sources = _graph_sources(dataset)
-        inputs = [t for source in sources for t in source._graph_inputs()]
-        op = MAKE_ITERATOR.specialized(args=tuple(f"x{i}" for i in range(len(inputs))))
-        self._handle, = bind_structural(
-            op, inputs, {"dataset": dataset, "sources": tuple(sources)},
-            [((), dtypes.int64)])
+        self._handle = _bind_pipeline(MAKE_ITERATOR, dataset)
 
     def get_next_as_optional(self):
         """(has_value, element): a bool scalar, and the next element (zeros past the
