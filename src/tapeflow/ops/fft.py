@@ -52,7 +52,8 @@ def complex_kernel(x, rank, inverse):
     if x.size == 0:  # NumPy refuses a transform of no points; TensorFlow gives none
         return np.zeros_like(x)
     transform = np.fft.ifftn if inverse else np.fft.fftn
-    return np.ascontiguousarray(transform(x, axes=_fft_axes(rank)), dtype=x.dtype)
+    with np.errstate(all="ignore"):  # inf and nan propagate silently, as in TensorFlow
+        return np.ascontiguousarray(transform(x, axes=_fft_axes(rank)), dtype=x.dtype)
 
 
 def _complex_entry(name, rank, inverse):
@@ -120,7 +121,8 @@ def real_kernel(x, fft_length):
     if 0 in fft_length or 0 in x.shape:
         shape = x.shape[:-rank] + tuple(fft_length[:-1]) + (_half(fft_length[-1]),)
         return np.zeros(shape, out_type)
-    out = np.fft.rfftn(x, s=tuple(fft_length), axes=_fft_axes(rank))
+    with np.errstate(all="ignore"):
+        out = np.fft.rfftn(x, s=tuple(fft_length), axes=_fft_axes(rank))
     return np.ascontiguousarray(out, dtype=out_type)
 
 
@@ -131,7 +133,8 @@ def inverse_real_kernel(x, fft_length):
     out_type = x.real.dtype
     if 0 in fft_length or 0 in x.shape:
         return np.zeros(x.shape[:-rank] + tuple(fft_length), out_type)
-    out = np.fft.irfftn(x, s=tuple(fft_length), axes=_fft_axes(rank))
+    with np.errstate(all="ignore"):
+        out = np.fft.irfftn(x, s=tuple(fft_length), axes=_fft_axes(rank))
     return np.ascontiguousarray(out, dtype=out_type)
 
 
