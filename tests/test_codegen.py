@@ -111,7 +111,7 @@ def kernel(x, K_float32, W):
     sum_acc = np.float64(0.0)
     sum_chunk = empty_array(1024, np.float32)
     for b6 in range(0, n2, 1024):
-        m7 = min(1024, n2 - b6)
+        m7 = minimum(1024, n2 - b6)
         x_chunk = x[b6:b6 + m7]
         for j8 in range(m7):
             x_s = x_chunk[j8]
@@ -133,7 +133,7 @@ def test_generated_kernel_snapshot():
     where = f"{__file__}:{fn.__code__.co_firstlineno}: {LAMBDA_LINE}"
     body = compiled.source[compiled.source.index("@njit"):]
     assert body == SNAPSHOT.format(where=where)
-    assert ("from tapeflow.backends.numba_cpu.kernels.scalar_math import radd_fast"
+    assert ("from tapeflow.backends.numba_cpu.kernels.scalar_math import minimum, radd_fast"
             in compiled.source)
     (out,) = run(compiled, np.arange(5, dtype=np.float32))
     assert out.dtype == np.float32 and out.shape == () and float(out) == 25.0

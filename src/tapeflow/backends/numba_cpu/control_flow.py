@@ -60,7 +60,7 @@ def _while(cg, node):
             # The list lives in the first rows of a buffer with room to grow.
             base = list_bases[(i, i)] = cg.fresh("rows")
             src = cg.contiguous(v)
-            cg.emit(f"{base} = empty_array((max(16, 2 * {src}.shape[0]),) + {src}.shape[1:], "
+            cg.emit(f"{base} = empty_array((maximum(16, 2 * {src}.shape[0]),) + {src}.shape[1:], "
                     f"{np_name(v.dtype)})")
             cg.emit(f"copy_flat({base}, 0, {src})")
             cg.emit(f"{name} = {base}[:{src}.shape[0]]")

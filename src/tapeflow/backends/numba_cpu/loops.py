@@ -282,7 +282,7 @@ class _FusedLoop:
         base, m, j = cg.fresh("b"), cg.fresh("m"), cg.fresh("j")
         cg.emit(f"for {base} in range(0, {total}, {CHUNK}):")
         cg.depth += 1
-        cg.emit(f"{m} = min({CHUNK}, {total} - {base})")
+        cg.emit(f"{m} = minimum({CHUNK}, {total} - {base})")
         whole = {}
         for r in self.reads.values():
             if r.mode == "full":

@@ -68,14 +68,23 @@ def copy_flat(dst, offset, src):
         flat[offset + i] = values[i]
 
 
+# copy_into and flat_view choose their code by type, as overloads, and kernels call them
+# through helpers: Numba compiles an overload's code again in every process (about 0.1 s
+# for copy_into's), but a helper's machine code is cached.
+
+@_jit
 def copy_into(dst, src):
     """dst[...] = src for two arrays of one shape, any layouts (a region of a bigger
     array: a part of a concatenation, the inside of a padding)."""
+    _copy_region(dst, src)
+
+
+def _copy_region(dst, src):
     dst[...] = src
 
 
-@overload(copy_into, jit_options={"error_model": "numpy"})
-def _copy_into(dst, src):
+@overload(_copy_region, jit_options={"error_model": "numpy"})
+def _copy_region_by_type(dst, src):
     if src.ndim == 0:
         def copy_scalar(dst, src):
             dst[()] = src[()]
@@ -93,13 +102,18 @@ def _copy_into(dst, src):
     return copy_rows
 
 
+@_jit
 def flat_view(a):
     """a's elements in C order as a one-dimensional view (a C-contiguous)."""
+    return _flat(a)
+
+
+def _flat(a):
     return a.reshape(a.size)
 
 
-@overload(flat_view, jit_options={"error_model": "numpy"})
-def _flat_view(a):
+@overload(_flat, jit_options={"error_model": "numpy"})
+def _flat_by_type(a):
     if a.layout == "C":
         return lambda a: _c_flat(a)
 
