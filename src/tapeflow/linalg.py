@@ -15,3 +15,10 @@ from .ops.matrix_exponential import expm  # noqa: F401
 from .ops.matrix_square_root import sqrtm  # noqa: F401
 from .ops.tridiagonal import (  # noqa: F401
     eigh_tridiagonal, tridiagonal_matmul, tridiagonal_solve)
+from .ops.linear_operator import (  # noqa: F401
+    LinearOperator, LinearOperatorAdjoint, LinearOperatorBlockDiag,
+    LinearOperatorBlockLowerTriangular, LinearOperatorComposition, LinearOperatorDiag,
+    LinearOperatorFullMatrix, LinearOperatorHouseholder, LinearOperatorIdentity,
+    LinearOperatorInversion, LinearOperatorKronecker, LinearOperatorLowerTriangular,
+    LinearOperatorLowRankUpdate, LinearOperatorPermutation, LinearOperatorScaledIdentity,
+    LinearOperatorTridiag, LinearOperatorToeplitz, LinearOperatorZeros)

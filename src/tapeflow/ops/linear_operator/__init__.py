@@ -1,0 +1,28 @@
+"""tf.linalg's LinearOperator family: the base class (base.py), the operators holding
+one tensor (basic.py), structured matrices (structured.py) and operators made of other
+operators (combined.py)."""
+
+from .base import LinearOperator  # noqa: F401
+from .basic import (  # noqa: F401
+    LinearOperatorDiag,
+    LinearOperatorFullMatrix,
+    LinearOperatorIdentity,
+    LinearOperatorLowerTriangular,
+    LinearOperatorScaledIdentity,
+    LinearOperatorZeros,
+)
+from .combined import (  # noqa: F401
+    LinearOperatorAdjoint,
+    LinearOperatorBlockDiag,
+    LinearOperatorBlockLowerTriangular,
+    LinearOperatorComposition,
+    LinearOperatorInversion,
+    LinearOperatorKronecker,
+    LinearOperatorLowRankUpdate,
+)
+from .structured import (  # noqa: F401
+    LinearOperatorHouseholder,
+    LinearOperatorPermutation,
+    LinearOperatorToeplitz,
+    LinearOperatorTridiag,
+)
