@@ -544,7 +544,7 @@ def diag_part3(x, k):
 # class row per (outer) index (inner == 1, the usual last axis): accumulating through
 # memory would chain every addition to the previous store.
 
-@_array_jit
+@_jit
 def shift_by_max3(x, shifted):
     """shifted = x - max(x) along axis 1 (NaN wins); returns the maxima (outer, inner)."""
     outer, n, inner = x.shape
@@ -571,14 +571,14 @@ def shift_by_max3(x, shifted):
     return m
 
 
-@_array_jit
+@_jit
 def exp_in_place(v):
     flat = v.reshape(v.size)
     for i in range(flat.size):
         flat[i] = exp_t(flat[i])
 
 
-@_array_jit
+@_jit
 def sum_axis1(x):
     """Sums along axis 1 of (outer, n, inner), accumulated in float64, in x's dtype."""
     outer, n, inner = x.shape
@@ -599,7 +599,7 @@ def sum_axis1(x):
     return acc.astype(x.dtype)
 
 
-@_array_jit
+@_jit
 def log_of(x):
     out = np.empty_like(x)
     flat_out, flat_x = out.reshape(out.size), x.reshape(x.size)
