@@ -203,3 +203,37 @@ def test_errors_are_tensorflows():
         L.LinearOperatorFullMatrix(A3).cholesky()
     with pytest.raises(ValueError, match="Expected a non-empty list of operators. Found: "):
         L.LinearOperatorBlockDiag([])
+
+
+def test_circulant_operators_are_tensorflows():
+    # TensorFlow 2.21 (a real spectrum, not Hermitian: the result's real part is kept).
+    x = _c([[1.], [2.], [-1.]])
+    spectrum = _c([6., -1., 2.])
+    op = L.LinearOperatorCirculant(spectrum, input_output_dtype=tf.float64)
+    np.testing.assert_allclose(op.to_dense().numpy(), [[2.333333, 1.833333, 1.833333],
+                                                       [1.833333, 2.333333, 1.833333],
+                                                       [1.833333, 1.833333, 2.333333]],
+                               atol=1e-6)
+    np.testing.assert_allclose(float(op.log_abs_determinant()), 2.4849066497880004)
+    np.testing.assert_allclose(op.solve(x).numpy()[:, 0], [0.027778, -0.222222, 0.527778],
+                               atol=1e-6)
+    with tf.GradientTape() as tape:
+        tape.watch(spectrum)
+        y = tf.reduce_sum(L.LinearOperatorCirculant(
+            spectrum, input_output_dtype=tf.float64).solve(x) * x)
+    np.testing.assert_allclose(float(y), -0.9444444444444444, rtol=1e-12)
+    np.testing.assert_allclose(tape.gradient(y, spectrum).numpy(),
+                               [-0.037037, -2.333333, -0.583333], atol=1e-6)
+    two = L.LinearOperatorCirculant2D(_c([[5., 1.], [2., 3.]]), input_output_dtype=tf.float64)
+    np.testing.assert_allclose(two.to_dense().numpy(), [[2.75, 0.75, 0.25, 1.25],
+                                                        [0.75, 2.75, 1.25, 0.25],
+                                                        [0.25, 1.25, 2.75, 0.75],
+                                                        [1.25, 0.25, 0.75, 2.75]])
+    complex_op = L.LinearOperatorCirculant(tf.constant([3 + 1j, 2 - 1j, 1 + 0.5j]),
+                                           input_output_dtype=tf.complex128)
+    np.testing.assert_allclose(
+        complex_op.matvec(tf.constant([1, 1j, 0])).numpy(),
+        [1.872008 + 0.233654j, 0.766346 + 2.705342j, -0.638355 + 1.061004j], atol=1e-6)
+    assert complex_op.is_self_adjoint is None and op.is_self_adjoint is True
+    three = L.LinearOperatorCirculant3D(tf.ones([2, 2, 2], tf.complex64))
+    assert three.shape == (8, 8) and three.block_depth == 3

@@ -22,3 +22,5 @@ from .ops.linear_operator import (  # noqa: F401
     LinearOperatorInversion, LinearOperatorKronecker, LinearOperatorLowerTriangular,
     LinearOperatorLowRankUpdate, LinearOperatorPermutation, LinearOperatorScaledIdentity,
     LinearOperatorTridiag, LinearOperatorToeplitz, LinearOperatorZeros)
+from .ops.linear_operator import (  # noqa: F401
+    LinearOperatorCirculant, LinearOperatorCirculant2D, LinearOperatorCirculant3D)

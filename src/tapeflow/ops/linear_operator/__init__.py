@@ -11,6 +11,7 @@ from .basic import (  # noqa: F401
     LinearOperatorScaledIdentity,
     LinearOperatorZeros,
 )
+from .circulant import LinearOperatorCirculant, LinearOperatorCirculant2D, LinearOperatorCirculant3D  # noqa: F401
 from .combined import (  # noqa: F401
     LinearOperatorAdjoint,
     LinearOperatorBlockDiag,

@@ -197,10 +197,10 @@ class LinearOperator:
     def _check_solvable(self):
         self._refuse_if(
             NotImplementedError,
-            ("is_non_singular", "Exact solve not implemented for an operator that is "
-                                "expected to be singular."),
-            ("is_square", "Exact solve not implemented for an operator that is expected to "
-                          "not be square."))
+            ("is_non_singular", ("Exact solve not implemented for an operator that is "
+                                 "expected to be singular.")),
+            ("is_square", ("Exact solve not implemented for an operator that is expected "
+                           "to not be square.")))
 
     def solve(self, rhs, adjoint=False, adjoint_arg=False, name="solve"):
         """x with self @ x = rhs (adjoint(self) with `adjoint`, adjoint(rhs) with
@@ -319,10 +319,10 @@ class LinearOperator:
     def inverse(self, name="inverse"):
         self._refuse_if(
             ValueError,
-            ("is_square", "Cannot take the Inverse: This operator represents a non square "
-                          "matrix."),
-            ("is_non_singular", "Cannot take the Inverse: This operator represents a "
-                                "singular matrix."))
+            ("is_square", ("Cannot take the Inverse: This operator represents a non "
+                           "square matrix.")),
+            ("is_non_singular", ("Cannot take the Inverse: This operator represents a "
+                                 "singular matrix.")))
         return self._inverse()
 
     def _inverse(self):
