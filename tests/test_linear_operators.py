@@ -2,6 +2,8 @@
 (recorded from it), every method against the dense matrix, hints and TensorFlow's
 errors, gradients by finite differences, and the same operators inside tf.function."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -237,3 +239,27 @@ def test_circulant_operators_are_tensorflows():
     assert complex_op.is_self_adjoint is None and op.is_self_adjoint is True
     three = L.LinearOperatorCirculant3D(tf.ones([2, 2, 2], tf.complex64))
     assert three.shape == (8, 8) and three.block_depth == 3
+
+
+def test_conjugate_gradient_is_tensorflows(monkeypatch):
+    a = np.random.default_rng(0).uniform(-1, 1, (2, 4, 4))
+    a = a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4)
+    op = L.LinearOperatorFullMatrix(a, is_self_adjoint=True, is_positive_definite=True)
+    preconditioner = L.LinearOperatorDiag(1 / np.diagonal(a, 0, 1, 2))
+    # TensorFlow 2.21, three preconditioned steps:
+    want_x = [[0.1737522350521929, 0.21867210675539353, 0.14153871165359877,
+               0.15703213049615142],
+              [0.26038076501340796, 0.22518998276962565, 0.15488774336995675,
+               0.2355233372430246]]
+    want_gamma = [1.630625808969195e-07, 5.285562656405927e-07]
+    run = functools.partial(L.experimental.conjugate_gradient, op,
+                            preconditioner=preconditioner, max_iter=3)
+    state = run(tf.ones([2, 4], tf.float64))
+    assert type(state).__name__ == "CGState" and int(state.i) == 3
+    np.testing.assert_allclose(state.x.numpy(), want_x, rtol=1e-12)
+    np.testing.assert_allclose(state.gamma.numpy(), want_gamma, rtol=1e-9)
+    monkeypatch.setattr(tf.config.settings, "compile_mode", "off")
+    traced = tf.function(lambda b: run(b).x)(tf.ones([2, 4], tf.float64))
+    np.testing.assert_allclose(traced.numpy(), want_x, rtol=1e-12)
+    with pytest.raises(ValueError, match="Expected a self-adjoint, positive definite operator."):
+        L.experimental.conjugate_gradient(L.LinearOperatorFullMatrix(a), tf.ones([2, 4]))

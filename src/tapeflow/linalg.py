@@ -24,3 +24,9 @@ from .ops.linear_operator import (  # noqa: F401
     LinearOperatorTridiag, LinearOperatorToeplitz, LinearOperatorZeros)
 from .ops.linear_operator import (  # noqa: F401
     LinearOperatorCirculant, LinearOperatorCirculant2D, LinearOperatorCirculant3D)
+
+
+class experimental:  # noqa: N801 - TensorFlow's namespace name
+    """`tf.linalg.experimental`."""
+
+    from .ops.linear_operator.conjugate_gradient import conjugate_gradient
