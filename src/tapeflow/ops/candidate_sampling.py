@@ -153,6 +153,9 @@ FIXED_UNIGRAM_CANDIDATE_SAMPLER = _sampler_op("FixedUnigramCandidateSampler",
                                               _drawer(_weighted_sample(_fixed_weights)))
 LEARNED_UNIGRAM_CANDIDATE_SAMPLER = _sampler_op("LearnedUnigramCandidateSampler",
                                                 _learned_draw)
+# In a fixed order: compiled kernels name a sampler by its index here.
+SAMPLERS = (UNIFORM_CANDIDATE_SAMPLER, LOG_UNIFORM_CANDIDATE_SAMPLER,
+            FIXED_UNIGRAM_CANDIDATE_SAMPLER, LEARNED_UNIGRAM_CANDIDATE_SAMPLER)
 
 
 def _filled(like, value):

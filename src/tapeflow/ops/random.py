@@ -149,8 +149,10 @@ def _float_dtype_infer(op_name):
 
 def _random_op(name, draw, emit, infer, args=()):
     """A random op: its eager kernel draws from the Generator its seed attrs make."""
-    def eager(*arrays, seed, seed2, counter, **attrs):
-        return draw(_generator(seed, seed2, counter), arrays, attrs)
+    def eager(*arrays, **attrs):
+        # draw() sees every attr, as where a graph's branch or loop (or a compiled kernel)
+        # draws: the learned unigram sampler keeps its counts per seed pair.
+        return draw(_generator(attrs["seed"], attrs["seed2"], attrs["counter"]), arrays, attrs)
     return register(OpDef(name=name, args=args, infer=infer, eager=eager, emit=emit,
                           draw=draw, differentiable=False, stateful=True))
 

@@ -71,16 +71,23 @@ def _stateless_gamma_infer(seed, alpha, shape, dtype):
     return tuple(shape), dtype
 
 
-def _stateless_gamma(seed, alpha, shape, dtype):
+def stateless_generator(seed):
+    """The NumPy Generator StatelessRandomGammaV2 draws from: one of `seed`'s values
+    alone (a compiled kernel is passed it when the seed is a constant)."""
     words = [int(v) % 2**64 for v in np.asarray(seed).reshape(-1)]
-    gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(words)))
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(words)))
+
+
+def stateless_gamma_kernel(seed, alpha, shape, dtype=dtypes.float64):
+    """StatelessRandomGammaV2's NumPy kernel."""
+    gen = stateless_generator(seed)
     return gen.standard_gamma(np.broadcast_to(alpha.astype(np.float64), shape)).astype(
         dtype._np)
 
 
 STATELESS_GAMMA = register(OpDef(
     name="StatelessRandomGammaV2", args=("seed", "alpha"), infer=_stateless_gamma_infer,
-    eager=_stateless_gamma, differentiable=False))
+    eager=stateless_gamma_kernel, differentiable=False))
 
 
 def _reparameterized(sample, alpha):

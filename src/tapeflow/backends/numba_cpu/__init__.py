@@ -9,8 +9,9 @@ code, and the callable that runs it.
 Nopython mode only (`numba.njit`, never object mode), the NumPy error model (x / 0 is
 inf, not an exception). Random ops draw with NumPy's Generator outside the kernel, each
 run with a fresh `counter` (ops/random.py), and the draws are passed in as arrays; those
-inside branches and loops draw in the kernel, from a Generator passed in per call (its
-stream), as Numba's Generator draws NumPy's numbers.
+inside branches and loops, and those shaped by a tensor (gamma, Poisson), draw in the
+kernel, from a Generator passed in per call (its stream), as Numba's Generator draws
+NumPy's numbers.
 """
 
 import re
@@ -22,6 +23,7 @@ from .. import compiler
 from . import (  # noqa: F401 - each lowering module attaches its lowerings to the entries
     cache,
     cache_store,
+    candidate_sampling,
     checks,
     control_flow,
     convolution,
@@ -43,6 +45,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     searching,
     segments,
     shape,
+    shaped_draws,
     sorting,
     stateless,
     variables,
@@ -99,7 +102,7 @@ def assemble(cg):
     params += [p for p in cg.params if p.kind == "array"]
     if cg.ints:
         params.append(generator.Param("I", "ints", None, np.dtype(np.int64), 1))
-    params += [p for p in cg.params if p.kind in ("random", "permutation", "stream")]
+    params += [p for p in cg.params if p.kind in ("random", "permutation", "stream", "seeded")]
     if cg.sites:
         params.append(generator.Param("W", "site", None, np.dtype(np.int64), 1))
     body = generator.without_dead_views(cg.prologue_lines() + cg.lines)
@@ -124,7 +127,7 @@ def assemble(cg):
 
 def _numba_type(param):
     import numba
-    if param.kind == "stream":
+    if param.kind in ("stream", "seeded"):
         return numba.typeof(np.random.default_rng(0))
     return numba.types.Array(numba.from_dtype(param.dtype), param.ndim, "C")
 

@@ -71,7 +71,9 @@ class Param:
     kind: "input" (ref: graph input index), "variable" (variable index), "scalars"
     (ref: dtype name; the pack of scalar constants), "array" (ref: index into arrays),
     "ints" (the shape-like attrs), "random" (ref: the stateful node), "permutation"
-    (ref: a RandomShuffle node).
+    (ref: a RandomShuffle node), "stream" (ref: a random op's stream key: its Generator
+    for this call), "seeded" (ref: a constant seed's values: a Generator of them alone,
+    made afresh per call).
     """
 
     __slots__ = ("dtype", "kind", "name", "ndim", "ref")

@@ -16,8 +16,9 @@ from .generator import Param, lowers
 from .text import Unsupported, np_name, tuple_expr
 
 
-def _stream(cg, node):
-    """The kernel's Generator argument for a random op inside a branch or loop."""
+def stream(cg, node):
+    """The kernel's Generator argument for a random op inside a branch or loop (or one
+    that draws in the kernel at top level: the caller makes it per call)."""
     from ...ops.random import stream_key
     key = stream_key(node.attrs)
     name = cg.streams.get(key)
@@ -38,11 +39,17 @@ def _random(cg, node):
             expr = f"zeros_array({tuple_expr(shape)}, {np_name(y.dtype)})"
         else:
             expr = node.op.emit.format(  # the op's draw from the Generator argument
-                g=_stream(cg, node), shape=tuple_expr(shape), dtype=np_name(y.dtype),
+                g=stream(cg, node), shape=tuple_expr(shape), dtype=np_name(y.dtype),
                 minval=attrs.get("minval"), maxval=attrs.get("maxval"))
         cg.output(node, cg.assign(expr))
         return
-    # Drawn by the caller with NumPy's Generator (a fresh counter per run), passed in.
+    caller_draws(cg, node)
+
+
+def caller_draws(cg, node):
+    """A top-level draw that needs no tensor input: drawn by the caller with NumPy's
+    Generator (a fresh counter per run), passed in."""
+    y = node.outputs[0]
     name = cg.fresh("R")
     cg.params.append(Param(name, "random", node, y.dtype._np, len(y._shape)))
     cg.used.add(name)
@@ -56,7 +63,7 @@ def _shuffle(cg, node):
         cg.define(node.outputs[0], x)
         return
     if cg.nesting:  # Fisher-Yates over n <= 1 rows draws nothing, as the NumPy kernel
-        rows = f"{cg.array(x)}[{_stream(cg, node)}.permutation({cg.array(x)}.shape[0])]"
+        rows = f"{cg.array(x)}[{stream(cg, node)}.permutation({cg.array(x)}.shape[0])]"
         cg.output(node, cg.assign(rows))
         return
     if x.shape[0] is None:

@@ -42,6 +42,8 @@ class CompiledGraph:
                 self._plan.append((3, p.ref, p.dtype, None, None))
             elif p.kind == "stream":
                 self._plan.append((5, p.ref, None, None, None))
+            elif p.kind == "seeded":
+                self._plan.append((7, p.ref, None, None, None))
             elif p.kind == "site":
                 self._plan.append((6, None, None, None, None))
             else:
@@ -68,6 +70,8 @@ class CompiledGraph:
                 args.append(ref)
             elif kind == 3:
                 args.append(_draw(ref, dtype))
+            elif kind == 7:
+                args.append(_seeded(ref))
             else:
                 args.append(_permutation(ref))
         try:
@@ -257,6 +261,11 @@ def _draw(node, dtype):
 def _stream(key):
     from ...ops.random import fresh_generator
     return fresh_generator(key[0], key[1])
+
+
+def _seeded(seed):
+    from ...ops.shaped_draws import stateless_generator
+    return stateless_generator(seed)
 
 
 def _permutation(node):
