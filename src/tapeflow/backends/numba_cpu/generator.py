@@ -29,6 +29,7 @@ from .text import (
     cast,
     check_dtype,
     np_name,
+    shape_tuple,
     tuple_expr,
 )
 
@@ -343,9 +344,9 @@ class Codegen:
         name = self.fresh()
         dt = np_name(y.dtype)
         if fill is None:
-            self.emit(f"{name} = empty_array({tuple_expr(shape_exprs)}, {dt})")
+            self.emit(f"{name} = empty_array({shape_tuple(shape_exprs)}, {dt})")
         else:
-            self.emit(f"{name} = full_array({tuple_expr(shape_exprs)}, {fill}, {dt})")
+            self.emit(f"{name} = full_array({shape_tuple(shape_exprs)}, {fill}, {dt})")
         return name
 
     # -- the whole graph -----------------------------------------------------------------

@@ -17,7 +17,7 @@ from ...ops.indexing import (
     WHERE,
 )
 from .generator import lowers
-from .text import Unsupported, literal, np_name, subscript, tuple_expr
+from .text import Unsupported, literal, np_name, shape_tuple, subscript, tuple_expr
 
 
 def _keysubscript(cg, node, key, rank, check_value=None):
@@ -154,7 +154,7 @@ def _gather(cg, node):
     m = cg.product(id_[b:])
     p4 = cg.assign(f"{cg.contiguous(p)}.reshape(({batch}, {outer}, {pd[axis]}, {inner}))")
     i2 = cg.assign(f"{cg.contiguous(i)}.reshape(({batch}, {m}))")
-    o4 = cg.assign(f"empty_array(({batch}, {outer}, {m}, {inner}), {np_name(y.dtype)})")
+    o4 = cg.assign(f"empty_array({shape_tuple([batch, outer, m, inner])}, {np_name(y.dtype)})")
     code = cg.error("gather", node, i.shape)
     cg.emit(f"gather4({p4}, {i2}, {o4}, {code})")
     shape = pd[:axis] + id_[b:] + pd[axis + 1:]
@@ -212,7 +212,7 @@ def _segment_sum(cg, node):
     m, inner = cg.product(dd[:k]), cg.product(dd[k:])
     d2 = cg.assign(f"{cg.contiguous(data)}.reshape(({m}, {inner}))")
     i1 = cg.assign(f"{cg.contiguous(ids)}.reshape({m})")
-    o2 = cg.assign(f"zeros_array(({n}, {inner}), {np_name(y.dtype)})")
+    o2 = cg.assign(f"zeros_array({shape_tuple([n, inner])}, {np_name(y.dtype)})")
     code = cg.error("segment", node, ids.shape)
     cg.emit(f"segment_sum({d2}, {i1}, {o2}, {code})")
     cg.output(node, cg.assign(f"{o2}.reshape({tuple_expr([n] + dd[k:])})"))
@@ -256,7 +256,7 @@ def _gather_nd(cg, node):
     pd = cg.dims(p)
     inner = cg.product(pd[depth:])
     p2 = cg.assign(f"{cg.contiguous(p)}.reshape(({cg.product(pd[:depth])}, {inner}))")
-    o2 = cg.assign(f"empty_array(({m}, {inner}), {np_name(y.dtype)})")
+    o2 = cg.assign(f"empty_array({shape_tuple([m, inner])}, {np_name(y.dtype)})")
     _check_index_rows(cg, node, i, i2, depth, pd)
     cg.emit(f"gather_nd2({p2}, {i2}, {tuple_expr(pd[:depth])}, {o2})")
     cg.output(node, cg.assign(f"{o2}.reshape({tuple_expr(cg.dims(i)[:-1] + pd[depth:])})"))
@@ -279,7 +279,7 @@ def _scatter_nd(cg, node):
     i, u = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     dtype = np_name(node.outputs[0].dtype)
     _scatter_rows(cg, node, i, u, cg.runtime_ints(node.attrs["shape"]),
-                  lambda rows, inner: f"zeros_array(({rows}, {inner}), {dtype})")
+                  lambda rows, inner: f"zeros_array({shape_tuple([rows, inner])}, {dtype})")
 
 
 @lowers(TENSOR_SCATTER_ADD)
@@ -307,7 +307,7 @@ def _one_hot(cg, node):
     dims = cg.dims(i)
     outer, inner = cg.product(dims[:axis]), cg.product(dims[axis:])
     i2 = cg.assign(f"{cg.contiguous(i)}.reshape(({outer}, {inner}))")
-    o3 = cg.assign(f"empty_array(({outer}, {depth}, {inner}), {np_name(y.dtype)})")
+    o3 = cg.assign(f"empty_array({shape_tuple([outer, depth, inner])}, {np_name(y.dtype)})")
     cg.emit(f"one_hot3({i2}, {o3}, {literal(a['on_value'], y.dtype)}, "
             f"{literal(a['off_value'], y.dtype)})")
     cg.output(node, cg.assign(f"{o3}.reshape({tuple_expr(dims[:axis] + [depth] + dims[axis:])})"))

@@ -46,7 +46,8 @@ def _matmul(cg, node):
     if numpy_blas.LIBRARY and y.dtype._np in numpy_blas.SYMBOLS:
         ta, tb = bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])
         helper = "gemm" if _microgemm_may_pay(node) else "blas_gemm"
-        name = cg.assign(f"{helper}({an}, {bn}, {ta}, {tb})")
+        # np.bool_: a literal True or False would compile the helper once per pair
+        name = cg.assign(f"{helper}({an}, {bn}, np.bool_({ta}), np.bool_({tb}))")
         cg.define(y, Val(name, y.dtype, y._shape, "C", owner=id(y)))
         return
     an = f"{an}.T" if node.attrs["transpose_a"] else an
@@ -90,8 +91,8 @@ def _batch_matmul(cg, node):
     if y.dtype.is_complex:  # bmm3 transposes; an adjoint conjugates too
         names = [cg.assign(f"np.conj({n})") if adj else n
                  for n, adj in zip(names, (node.attrs["adj_x"], node.attrs["adj_y"]))]
-    out = cg.assign(f"bmm3({names[0]}, {names[1]}, {node.attrs['adj_x']}, "
-                      f"{node.attrs['adj_y']})")
+    out = cg.assign(f"bmm3({names[0]}, {names[1]}, np.bool_({node.attrs['adj_x']}), "
+                      f"np.bool_({node.attrs['adj_y']}))")
     cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(batch_dims + [f'{out}.shape[1]', f'{out}.shape[2]'])})"))
 
 

@@ -9,7 +9,16 @@ import numpy as np
 from ... import dtypes
 from ...tensor import Symbolic
 from .generator import Val, lowering_of
-from .text import Unsupported, cast, literal, np_name, scalar_value, subscript, tuple_expr
+from .text import (
+    Unsupported,
+    cast,
+    literal,
+    np_name,
+    scalar_value,
+    shape_tuple,
+    subscript,
+    tuple_expr,
+)
 
 # -- fused loops --------------------------------------------------------------------------------
 
@@ -428,7 +437,7 @@ class _Reduction:
         cg = self.cg
         kept = ["1" if d in self.axes else b for d, b in enumerate(self.loop.bounds)]
         self.array = cg.fresh("acc", self.node.outputs[0].name + "_acc")
-        cg.emit(f"{self.array} = full_array({tuple_expr(kept)}, {self.initial()}, "
+        cg.emit(f"{self.array} = full_array({shape_tuple(kept)}, {self.initial()}, "
                 f"{np_name(self.acc_dt)})")
 
     def _acc_subscript(self, upto):
@@ -484,7 +493,7 @@ class _Reduction:
                 cg.local_scalar(out, s if node.op.reduction != "mean" else value)
                 return
             name = cg.fresh()
-            cg.emit(f"{name} = empty_array({tuple_expr(['1'] * rank)}, {out_np})")
+            cg.emit(f"{name} = empty_array({shape_tuple(['1'] * rank)}, {out_np})")
             cg.emit(f"{name}{subscript(['0'] * rank)} = {value}")
         else:
             a = self.array

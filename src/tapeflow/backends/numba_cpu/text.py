@@ -79,6 +79,13 @@ def tuple_expr(items):
     return "(" + ", ".join(items) + ")"
 
 
+def shape_tuple(items):
+    """tuple_expr of an allocation's shape, its literal sizes as np.int64: Numba types a
+    literal 1 in a tuple as Literal[int](1), and the allocation helpers would be compiled
+    again for every pattern of literal sizes."""
+    return tuple_expr(f"np.int64({x})" if str(x).isdigit() else str(x) for x in items)
+
+
 def subscript(items):
     """The subscript of an index tuple: `[i, j]`, or `[()]` for a 0-d array."""
     items = list(items)
