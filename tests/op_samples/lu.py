@@ -32,4 +32,7 @@ ERRORS = [
     (lambda: lu.lu(_c([[1]])), InvalidArgumentError, r"int32.*\[Op:Lu\]"),
     (lambda: lu.lu(tf.zeros([3, 3])), InvalidArgumentError,
      r"Input is not invertible. \[Op:Lu\]"),
+    (lambda: lu.lu(tf.ones([2, 2], tf.float16)), tf.errors.NotFoundError,
+     r"Could not find device for node: \{\{node Lu\}\} = Lu\[T=DT_HALF, "
+     r"output_idx_type=DT_INT32\] \[Op:Lu\]"),
 ]

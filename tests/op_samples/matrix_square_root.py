@@ -24,4 +24,6 @@ ERRORS = [
     (lambda: msr.sqrtm(tf.ones([2, 3])), InvalidArgumentError,
      r"Input matrix must be square. \[Op:MatrixSquareRoot\]"),
     (lambda: msr.sqrtm(_c([[1]])), InvalidArgumentError, r"int32.*\[Op:MatrixSquareRoot\]"),
+    (lambda: msr.sqrtm(tf.ones([2, 2], tf.float16)), tf.errors.NotFoundError,
+     r"MatrixSquareRoot\[T=DT_HALF\] \[Op:MatrixSquareRoot\]"),
 ]

@@ -10,6 +10,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from ..errors import NotFoundError
 from . import rules
 from .elementwise import log, square, where
 from .linalg import _identity, _wide, diag, diag_part, inv, matmul
@@ -28,6 +29,13 @@ def _square_float_matrix(op_name, x, square=True):
     rows, cols = x._shape[-2:]
     if square and rows != cols and None not in (rows, cols):
         raise rules.op_error(op_name, "Input matrix must be square.")
+
+
+def no_half_kernel(op_name, x, more_attrs=""):
+    """TensorFlow 2.21 registers no CPU kernel of op_name for half: NotFoundError."""
+    if x.dtype.name == "float16":
+        raise NotFoundError(f"Could not find device for node: {{{{node {op_name}}}}} = "
+                            f"{op_name}[T=DT_HALF{more_attrs}] [Op:{op_name}]", op=op_name)
 
 
 def _safe_reciprocal(x, epsilon=1e-20):

@@ -14,7 +14,7 @@ from .. import dtypes
 from ..errors import InvalidArgumentError
 from . import rules
 from .creation import eye, ones
-from .decompositions import _square_float_matrix
+from .decompositions import _square_float_matrix, no_half_kernel
 from .indexing import gather, one_hot
 from .linalg import NOT_INVERTIBLE, _wide, matmul
 from .matrix import band_part, matrix_transpose, set_diag, triangular_solve
@@ -30,6 +30,7 @@ def _lu_infer(input, output_idx_type):
         raise rules.op_error("Lu", f"Input tensor must have rank >= 2, got "
                                    f"{len(input._shape)}")
     _square_float_matrix("Lu", input)
+    no_half_kernel("Lu", input, f", output_idx_type=DT_{output_idx_type.name.upper()}")
     return [(input._shape, input.dtype), (input._shape[:-1], output_idx_type)]
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import rules
 from .creation import eye, zeros_like
-from .decompositions import _square_float_matrix
+from .decompositions import _square_float_matrix, no_half_kernel
 from .dynamic import input_dims, reshaped
 from .linalg import _wide, solve
 from .matrix import matrix_transpose
@@ -17,6 +17,7 @@ from .registry import OpDef, bind, register
 
 def _sqrtm_infer(input):
     _square_float_matrix("MatrixSquareRoot", input)
+    no_half_kernel("MatrixSquareRoot", input)
     return input._shape, input.dtype
 
 
