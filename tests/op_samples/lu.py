@@ -33,6 +33,6 @@ ERRORS = [
     (lambda: lu.lu(tf.zeros([3, 3])), InvalidArgumentError,
      r"Input is not invertible. \[Op:Lu\]"),
     (lambda: lu.lu(tf.ones([2, 2], tf.float16)), tf.errors.NotFoundError,
-     r"Could not find device for node: \{\{node Lu\}\} = Lu\[T=DT_HALF, "
-     r"output_idx_type=DT_INT32\] \[Op:Lu\]"),
+     (r"Could not find device for node: \{\{node Lu\}\} = Lu\[T=DT_HALF, "
+      r"output_idx_type=DT_INT32\] \[Op:Lu\]")),
 ]
