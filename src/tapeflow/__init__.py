@@ -41,6 +41,8 @@ from .autodiff.recompute import grad_pass_through, recompute_grad
 from .autodiff.symbolic import gradients, hessians
 from .ops.indexing import tensor_scatter_nd_sub
 from .ops.segments import histogram_fixed_width
+from .ops.fourier_nd import (raw_fftnd as fftnd, raw_ifftnd as ifftnd, raw_irfftnd as irfftnd,
+                              raw_rfftnd as rfftnd)
 from .ops.space_batch import (batch_to_space, required_space_to_batch_paddings,
                               space_to_batch, space_to_batch_nd)
 from .ops.counting import histogram_fixed_width_bins
