@@ -24,6 +24,7 @@ from .ops.linalg import clip_by_norm, einsum, matmul, norm, tensordot
 from .ops.trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, sinh
 from .ops.statistics import add_n
 from .ops.sorting import argsort, sort
+from .ops.approx_top_k import approx_top_k
 from .ops.rearrange import boolean_mask, meshgrid, repeat, roll, sequence_mask
 from .ops.searching import searchsorted, unique, unique_with_counts
 from .ops.switch import case, switch_case

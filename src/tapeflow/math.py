@@ -3,13 +3,14 @@
 from .ops.elementwise import (  # noqa: F401
     abs, add, ceil, cos, divide, equal, erf, erfc, exp, expm1, floor, floordiv, floormod,
     greater, greater_equal, less, less_equal, log, log1p, logical_and, logical_not,
-    logical_or, logical_xor, maximum, minimum, mod, multiply, negative, not_equal, pow,
-    realdiv, reciprocal, round, rsqrt, sigmoid, sign, sin, softplus, sqrt, square,
+    logical_or, logical_xor, maximum, minimum, mod, multiply, negative, nextafter, not_equal,
+    pow, realdiv, reciprocal, round, rsqrt, sigmoid, sign, sin, softplus, sqrt, square,
     squared_difference, subtract, tan, tanh, truediv, xlogy)
 from .ops.nonfinite import (  # noqa: F401
     divide_no_nan, is_finite, is_inf, is_nan, multiply_no_nan, reciprocal_no_nan, xdivy,
     xlog1py)
 from .ops.sorting import top_k  # noqa: F401
+from .ops.approx_top_k import approx_max_k, approx_min_k  # noqa: F401
 from .ops.special import (  # noqa: F401
     bessel_i0, bessel_i0e, bessel_i1, bessel_i1e, betainc, digamma, erfcinv, erfinv, igamma,
     igammac, lbeta, lgamma, ndtri, polygamma, zeta)

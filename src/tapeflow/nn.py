@@ -8,6 +8,7 @@ from .ops.nn import (  # noqa: F401
     softsign,
     sparse_softmax_cross_entropy_with_logits, swish)
 from .ops.sorting import top_k  # noqa: F401
+from .ops.approx_top_k import approx_max_k, approx_min_k  # noqa: F401
 from .ops.statistics import moments  # noqa: F401
 from .ops.convolution import (  # noqa: F401
     atrous_conv2d, conv1d, conv2d, conv2d_transpose, conv3d, convolution, depthwise_conv2d)

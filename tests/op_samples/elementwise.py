@@ -227,6 +227,7 @@ SAMPLES = {
     "Minimum": _apart_pair,
     "SquaredDifference": _binary("SquaredDifference", int_too=True),
     "Xlogy": _binary("Xlogy"),
+    "NextAfter": _binary("NextAfter"),
     "Neg": sometimes_complex(_unary("Neg", int_too=True)),
     "Square": sometimes_complex(_unary("Square", int_too=True)),
     "Sqrt": sometimes_complex(_unary("Sqrt")),

@@ -297,6 +297,14 @@ def _xlogy_grad(ctx, dy):
 XLOGY = binary_entry("Xlogy", _xlogy_kernel, "(0 if {0} == 0 else {0} * log_f({1}))",
                      grad=_xlogy_grad, allowed=is_float, what="float types", domain=(0.2, 3.0))
 
+# TensorFlow's _NextAfterGrad: the step is too small to matter, so x1 passes the
+# gradient through and x2 gets none.
+NEXT_AFTER = binary_entry(
+    "NextAfter", np.nextafter, "nextafter_f({0}, {1})", args=("x1", "x2"),
+    saves=(), allowed=lambda d: d.name in ("float32", "float64"), what="float32, float64",
+    grad=lambda ctx, dy: (unbroadcast(dy, ctx.shapes[0]),
+                          unbroadcast(zeros_like(dy), ctx.shapes[1])))
+
 
 NEG = unary_entry("Neg", operator.neg, "-{0}", saves=(), allowed=_is_signed_or_complex,
                   what=_SIGNED_OR_COMPLEX, grad=lambda ctx, dy: (-dy,))
@@ -583,6 +591,12 @@ def squared_difference(x, y, name=None):
 def xlogy(x, y, name=None):
     """x * log(y), and 0 where x is 0 (even where y is 0), as tf.math.xlogy."""
     return bind(XLOGY, operand_pair(x, y))
+
+
+def nextafter(x1, x2, name=None):
+    """The next representable float after x1 towards x2, elementwise (tf.math.nextafter,
+    C's nextafter); float32 or float64."""
+    return bind(NEXT_AFTER, operand_pair(x1, x2))
 
 
 def unary_api(op):

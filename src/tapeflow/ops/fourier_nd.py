@@ -11,8 +11,9 @@ import numpy as np
 from ..dtypes import kernel_name
 from ..errors import InvalidArgumentError
 from . import rules
+from .axis_moves import along_axis
 from .fft import fft, ifft, irfft, rfft
-from .shape import pad, transpose
+from .shape import pad
 
 
 def _axes_and_lengths(name, x, fft_length, axes, inverse_real=False):
@@ -36,16 +37,6 @@ def _axes_and_lengths(name, x, fft_length, axes, inverse_real=False):
         raise InvalidArgumentError(f"{name}: fft_length {lengths} and axes {list(axes)} "
                                    f"must have the same length [Op:{name}]")
     return normalized, lengths
-
-
-def _along(x, axis, transform):
-    """`transform` (over the innermost axis) applied along `axis` of `x`."""
-    rank = len(x._shape)
-    if axis == rank - 1:
-        return transform(x)
-    order = list(range(rank))
-    order[axis], order[-1] = order[-1], order[axis]
-    return transpose(transform(transpose(x, order)), order)
 
 
 def _fitted(x, n):
@@ -78,7 +69,7 @@ def _complex_nd(name, transform, forward):
         axes, lengths = _axes_and_lengths(op_name, x, fft_length, axes)
         x = _scaled(x, lengths, norm, forward)
         for axis, n in zip(axes, lengths):
-            x = _along(x, axis, lambda v, n=n: transform(_fitted(v, n)))
+            x = along_axis(x, axis, lambda v, n=n: transform(_fitted(v, n)))
         return x
     op_name = name
     transform_nd.__name__ = transform_nd.__qualname__ = name.lower()
@@ -108,9 +99,9 @@ def rfftnd(input_tensor, fft_length=None, axes=None, norm=None, name=None):
     if not axes:
         return x
     x = _scaled(x, lengths, norm, True)
-    x = _along(x, axes[-1], lambda v: rfft(v, [lengths[-1]]))
+    x = along_axis(x, axes[-1], lambda v: rfft(v, [lengths[-1]]))
     for axis, n in zip(axes[:-1], lengths[:-1]):
-        x = _along(x, axis, lambda v, n=n: fft(_fitted(v, n)))
+        x = along_axis(x, axis, lambda v, n=n: fft(_fitted(v, n)))
     return x
 
 
@@ -124,8 +115,8 @@ def irfftnd(input_tensor, fft_length=None, axes=None, norm=None, name=None):
         return x
     x = _scaled(x, lengths, norm, False)
     for axis, n in zip(axes[:-1], lengths[:-1]):
-        x = _along(x, axis, lambda v, n=n: ifft(_fitted(v, n)))
-    return _along(x, axes[-1], lambda v: irfft(v, [lengths[-1]]))
+        x = along_axis(x, axis, lambda v, n=n: ifft(_fitted(v, n)))
+    return along_axis(x, axes[-1], lambda v: irfft(v, [lengths[-1]]))
 
 
 def _raw(transform):

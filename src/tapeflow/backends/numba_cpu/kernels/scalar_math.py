@@ -566,3 +566,13 @@ def _log_t(x):
     if x == types.float32:
         return lambda x: log_f32(x)
     return lambda x: log_f64(x)
+
+
+@_jit
+def nextafter_f32(x, y):
+    return F32(np.nextafter(F32(x), F32(y)))
+
+
+@_jit
+def nextafter_f64(x, y):
+    return math.nextafter(x, y)
