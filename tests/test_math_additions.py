@@ -54,3 +54,14 @@ def test_approx_top_k_errors_and_gradient():
         y = tf.reduce_sum(values * tf.reshape(tf.range(1.0, 11.0), [2, 5]))
     assert tape.gradient(y, x).numpy().tolist() == [[1.0, 2.0, 3.0, 4.0, 10.0],
                                                     [6.0, 7.0, 8.0, 9.0, 5.0]]
+
+
+def test_graph_hints_and_aliases():
+    x = tf.constant([1.0, 2.0])
+    assert tf.guarantee_const(x).numpy().tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="not compatible with eager execution"):
+        tf.parallel_stack([x, x])
+    stacked = tf.function(lambda: tf.parallel_stack([x, 2 * x]))()
+    assert stacked.numpy().tolist() == [[1.0, 2.0], [2.0, 4.0]]
+    assert tf.get_logger().name == "tensorflow"
+    assert tf.matrix_square_root is tf.linalg.sqrtm

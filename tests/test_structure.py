@@ -26,7 +26,8 @@ LAYERS = (
     ("variable", "tracking", "module", "math", "nn", "linalg", "signal", "random",
      "random_generator",
      "random_experimental", "autograph",
-     "debugging", "framework", "grouping", "initializers", "scattering", "keras", "data",
+     "debugging", "framework", "graph_hints", "grouping", "initializers", "scattering",
+     "keras", "data",
      "saved_model", "train", "experimental",
      "__init__"),
 )

@@ -25,6 +25,8 @@ from .ops.trigonometric import acos, acosh, asin, asinh, atan, atan2, atanh, cos
 from .ops.statistics import add_n
 from .ops.sorting import argsort, sort
 from .ops.approx_top_k import approx_top_k
+from .graph_hints import get_logger, guarantee_const, parallel_stack
+from .ops.matrix_square_root import sqrtm as matrix_square_root
 from .ops.rearrange import boolean_mask, meshgrid, repeat, roll, sequence_mask
 from .ops.searching import searchsorted, unique, unique_with_counts
 from .ops.switch import case, switch_case
