@@ -14,6 +14,7 @@ ops (ops/random.py), so they are not TensorFlow's; given the candidates, the exp
 counts are TensorFlow's numbers.
 """
 
+import collections
 import math
 import threading
 
@@ -26,7 +27,7 @@ from .creation import fill, zeros_like
 from .creation import range as tf_range
 from .elementwise import cast, equal, expm1, greater_equal, log, log1p, stop_gradient, where
 from .indexing import gather
-from .random import _random_op, _seed_attrs
+from .random import _random_op, _seed_attrs, is_seeded
 from .rearrange import boolean_mask
 from .reduce import reduce_max
 from .registry import bind
@@ -37,17 +38,29 @@ HIT_WEIGHT = float(np.finfo(np.float32).min)
 
 class _LearnedCounts:
     """The class counts of each learned unigram sampler, as TensorFlow's stateful kernel
-    keeps them: one kernel per seed pair and attrs, so calls with a fixed seed learn from
-    the earlier calls' true classes, while unseeded calls start afresh."""
+    keeps them: one kernel per attrs, its seed pair included, so calls with a fixed seed
+    learn from the earlier calls' true classes. Calls without any seed share one: their
+    kernel's seed attrs are (0, 0) in TensorFlow, whatever pair tapeflow drew. At most
+    MAX_KERNELS are kept (a global seed gives each unseeded call a new op seed), the
+    least recently used going first."""
+
+    MAX_KERNELS = 256
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.counts = {}
+        self.counts = collections.OrderedDict()
 
     def weights(self, attrs):
-        key = tuple(sorted((k, v) for k, v in attrs.items() if k != "counter"))
+        ignored = ("counter", "seed", "seed2") if attrs["unseeded"] else ("counter",)
+        key = tuple(sorted((k, v) for k, v in attrs.items() if k not in ignored))
         with self.lock:
-            return self.counts.setdefault(key, np.ones(attrs["range_max"], np.int64))
+            counts = self.counts.pop(key, None)
+            if counts is None:
+                counts = np.ones(attrs["range_max"], np.int64)
+            self.counts[key] = counts
+            while len(self.counts) > self.MAX_KERNELS:
+                self.counts.popitem(last=False)
+            return counts
 
 
 _LEARNED = _LearnedCounts()
@@ -266,7 +279,7 @@ def learned_unigram_candidate_sampler(true_classes, num_true, num_sampled, uniqu
     true_classes = rules.as_tensor(true_classes, dtypes.int64)
     drawn = bind(LEARNED_UNIGRAM_CANDIDATE_SAMPLER, (true_classes,), {
         "num_true": int(num_true), "num_sampled": int(num_sampled), "unique": bool(unique),
-        "range_max": int(range_max), **_seed_attrs(seed)})
+        "range_max": int(range_max), "unseeded": not is_seeded(seed), **_seed_attrs(seed)})
     n_true = math.prod(true_classes.shape)
     sampled, tries = drawn[:num_sampled], drawn[num_sampled]
     true_counts = drawn[num_sampled + 1:num_sampled + 1 + n_true]

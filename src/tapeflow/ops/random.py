@@ -91,6 +91,12 @@ def get_seed(op_seed):
     return _STATE.get_seed(op_seed)
 
 
+def is_seeded(op_seed):
+    """Whether an op with `op_seed` draws deterministically: it or the global seed is set
+    (TensorFlow's kernels then get a seed pair other than (0, 0))."""
+    return op_seed is not None or _STATE.global_seed is not None
+
+
 def next_counter(seed, seed2):
     """The counter attr of the next call with this seed pair (advances it)."""
     return _STATE.next_counter((seed, seed2))

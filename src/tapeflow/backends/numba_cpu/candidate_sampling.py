@@ -11,7 +11,7 @@ from ...tensor import wrap
 from .generator import lowers
 from .random import caller_draws, stream
 
-_INT_ATTRS = ("num_true", "num_sampled", "unique", "range_max", "seed", "seed2")
+_INT_ATTRS = ("num_true", "num_sampled", "unique", "range_max", "unseeded", "seed", "seed2")
 
 
 @lowers(*SAMPLERS)
@@ -22,7 +22,7 @@ def _sampler(cg, node):
     attrs = node.attrs
     true_classes = cg.contiguous(cg.val(node.inputs[0]))
     # Values reach the kernel as arguments, so the source is one per sampler and dtype.
-    ints = cg.array(cg.constant(_kept(cg, np.array([int(attrs[k]) for k in _INT_ATTRS],
+    ints = cg.array(cg.constant(_kept(cg, np.array([int(attrs.get(k, 0)) for k in _INT_ATTRS],
                                                    np.int64))))
     weights = cg.array(cg.constant(_kept(cg, np.asarray(attrs.get("weights", ()),
                                                         np.float64))))

@@ -53,9 +53,10 @@ _FLOAT64_ARRAY = types.Array(types.float64, 1, "C")
 
 
 def _python_candidate_draws(gen, true_classes, code, ints, weights):
-    num_true, num_sampled, unique, range_max, seed, seed2 = (int(v) for v in ints)
+    num_true, num_sampled, unique, range_max, unseeded, seed, seed2 = (int(v) for v in ints)
     attrs = {"num_true": num_true, "num_sampled": num_sampled, "unique": bool(unique),
-             "range_max": range_max, "seed": seed, "seed2": seed2, "counter": 0}
+             "range_max": range_max, "unseeded": bool(unseeded), "seed": seed,
+             "seed2": seed2, "counter": 0}
     if SAMPLERS[code] is FIXED_UNIGRAM_CANDIDATE_SAMPLER:
         attrs["weights"] = tuple(float(w) for w in weights)
     return np.ascontiguousarray(
@@ -64,8 +65,9 @@ def _python_candidate_draws(gen, true_classes, code, ints, weights):
 
 def candidate_draws(gen, true_classes, code, ints, weights):
     """Sampler `code`'s draw from `gen`, its NumPy kernel run in object mode; ints:
-    num_true, num_sampled, unique, range_max, seed, seed2 (the learned sampler's counts
-    are kept per seed pair); weights: the fixed unigram sampler's."""
+    num_true, num_sampled, unique, range_max, unseeded, seed, seed2 (the learned
+    sampler's counts are kept per seed pair, or shared when unseeded); weights: the fixed
+    unigram sampler's."""
     return _python_candidate_draws(gen, true_classes, code, ints, weights)
 
 
