@@ -59,6 +59,7 @@ from .random import (
 from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM, SUM, reduce_all
 from .checks import ASSERT, CHECK_NUMERICS
 from .segment_reductions import SEGMENT_OPS
+from .candidate_sampling import SAMPLERS
 from .shaped_draws import RANDOM_GAMMA, RANDOM_POISSON, STATELESS_GAMMA
 from .stateless import STATELESS_DRAWS
 from .searching import LOWER_BOUND, UNIQUE, UNIQUE_WITH_COUNTS, UPPER_BOUND
@@ -658,7 +659,7 @@ def _pooling(op, inputs, attrs, batch):
 # NotBatchable, and the jacobian runs its per-row loop instead.
 batches(WHERE, RANGE, LINSPACE, UNIQUE, UNIQUE_WITH_COUNTS)(
     NoVectorizedForm("its output's length depends on the values"))
-batches(RANDOM_SHUFFLE, RANDOM_GAMMA, RANDOM_POISSON)(
+batches(RANDOM_SHUFFLE, RANDOM_GAMMA, RANDOM_POISSON, *SAMPLERS)(
     NoVectorizedForm("stateful: one draw per call"))
 batches(TENSOR_LIST_PUSH_BACK)(NoVectorizedForm("a list grows by one item per call"))
 batches(*STATELESS_DRAWS, STATELESS_GAMMA)(NoVectorizedForm("integer seeds and states: nothing a jacobian "
