@@ -4,7 +4,7 @@ gradient helpers (TanhGrad, SigmoidGrad, ...) as table entries of their own."""
 import operator
 
 import numpy as np
-from scipy import special
+from .lazy_scipy import special
 
 from .. import context, dtypes
 from ..errors import InvalidArgumentError

@@ -5,7 +5,7 @@ which SciPy lacks. Every kernel keeps its input's float dtype and computes silen
 TensorFlow's: NaN outside the domain, Inf at the poles."""
 
 import numpy as np
-from scipy import special
+from .lazy_scipy import special
 
 
 def _float_result(fn):
@@ -49,9 +49,22 @@ def polygamma(n, x):
     return np.where(_is_integer(n) & (n >= 0), value, np.nan)
 
 
-ndtri = _float_result(special.ndtri)
-bessel_i0e = _float_result(special.i0e)
-bessel_i1e = _float_result(special.i1e)
+# Named functions rather than scipy's own: scipy.special is imported at the first call.
+def ndtri(p):
+    return special.ndtri(p)
+
+
+def i0e(x):
+    return special.i0e(x)
+
+
+def i1e(x):
+    return special.i1e(x)
+
+
+ndtri = _float_result(ndtri)
+bessel_i0e = _float_result(i0e)
+bessel_i1e = _float_result(i1e)
 
 
 @_float_result
@@ -67,8 +80,8 @@ def _unscaled(scaled):
     return _float_result(kernel)
 
 
-bessel_i0 = _unscaled(special.i0e)
-bessel_i1 = _unscaled(special.i1e)
+bessel_i0 = _unscaled(i0e)
+bessel_i1 = _unscaled(i1e)
 
 
 def _igamma_invalid(a, x):
