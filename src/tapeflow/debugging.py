@@ -9,6 +9,7 @@ shape) are checked while tracing, as TensorFlow does, with its ValueError or Typ
 import numpy as np
 
 from . import dtypes, nest
+from .check_numerics import disable_check_numerics, enable_check_numerics  # noqa: F401
 from .errors import InvalidArgumentError
 from .ops import rules
 from .ops.checks import assert_at_run_time, check_numerics  # noqa: F401
@@ -264,4 +265,5 @@ def assert_shapes(shapes, data=None, summarize=None, message=None, name=None):
 
 
 __all__ = [name for name in dir() if name.startswith("assert_")] + [
-    "Assert", "check_numerics", "is_numeric_tensor"]
+    "Assert", "check_numerics", "disable_check_numerics", "enable_check_numerics",
+    "is_numeric_tensor"]

@@ -4,6 +4,7 @@ import contextlib
 
 from .. import context
 from ..errors import OpError
+from ..ops import registry
 from ..ops.registry import Interpreter, interpreting, record
 from ..source import raised_while_tracing, user_location, user_source, warn  # noqa: F401
 from ..tensor import Symbolic
@@ -121,4 +122,7 @@ def bind_symbolic(graph, op, inputs, attrs):
         tapes = context.recording_tapes.get()
         if tapes:
             record(op, attrs, inputs, outputs, tapes)
-    return outputs[0] if op.n_out == 1 else list(outputs)
+    outputs = outputs[0] if op.n_out == 1 else list(outputs)
+    if registry.traced_numerics_check is not None:
+        return registry.traced_numerics_check(op, inputs, outputs)
+    return outputs

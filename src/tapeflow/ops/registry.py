@@ -254,6 +254,18 @@ def interpreting(interpreter):
         context.interpreter.reset(token)
 
 
+# tf.debugging.enable_check_numerics's checks (check_numerics.py), or None: called with
+# (op, inputs, outputs) after each eager op, and after each op traced into a graph (which
+# returns the outputs its users see).
+eager_numerics_check = None
+traced_numerics_check = None
+
+
+def set_numerics_checks(eager, traced):
+    global eager_numerics_check, traced_numerics_check
+    eager_numerics_check, traced_numerics_check = eager, traced
+
+
 def bind(op, inputs, attrs=_NO_ATTRS):
     """Runs `op` on Tensors `inputs` by the innermost interpreter: eagerly (infer's
     checks, the NumPy kernel, then tape records) unless one was pushed over that: while
@@ -263,8 +275,12 @@ def bind(op, inputs, attrs=_NO_ATTRS):
     interpreter = context.interpreter.get()
     if interpreter is None:  # eager: the hot path, without a method call
         if placement.active:  # a GPU may be visible: the op runs where it is placed
-            return placement.run_placed(op, inputs, attrs, run_on_host)
-        return run_on_host(op, inputs, attrs)
+            outputs = placement.run_placed(op, inputs, attrs, run_on_host)
+        else:
+            outputs = run_on_host(op, inputs, attrs)
+        if eager_numerics_check is not None:
+            eager_numerics_check(op, inputs, outputs)
+        return outputs
     return interpreter.process(op, inputs, attrs)
 
 
