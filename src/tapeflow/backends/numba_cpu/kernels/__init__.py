@@ -1,9 +1,9 @@
 """The Numba helpers generated kernels call, by kind: scalar_math (the elementwise
 templates' polynomial helpers, inlined and vectorized by LLVM), special_math (the
 special functions' series and continued fractions), arrays (kernels of the ops
-that are not loops over elements), draws (the gamma, Poisson and sampler draws), gemm
-(matrix products through NumPy's OpenBLAS, numpy_blas, or tapeflow's own float32
-product, microgemm).
+that are not loops over elements), allocation (new arrays, built in place), draws (the
+gamma, Poisson and sampler draws), gemm (matrix products through NumPy's OpenBLAS,
+numpy_blas, or tapeflow's own float32 product, microgemm).
 
 Every module here is part of every generated kernel's cache key (numba_cpu/cache.py):
 editing one invalidates the compiled kernels.
@@ -13,7 +13,7 @@ from numba import njit
 
 # The modules whose public functions generated kernels import by name.
 HELPER_MODULES = ("scalar_math", "special_math", "arrays", "gemm", "matrices", "windows",
-                  "segments", "philox", "fourier", "draws")
+                  "segments", "philox", "fourier", "draws", "allocation")
 # Every module whose source the compiled kernels depend on.
 SOURCE_MODULES = HELPER_MODULES + ("microgemm", "numpy_blas")
 

@@ -16,30 +16,6 @@ from . import helper as _jit
 from .scalar_math import exp_t, log_t, maximum, radd_fast
 
 
-# Kernels allocate through these rather than np.empty, np.zeros and np.full: Numba
-# compiles its implementations of those again in every process, for each signature
-# (about 0.3 s of a new kernel's compile), whereas helpers' machine code is cached.
-@_jit
-def empty_array(shape, dtype):
-    return np.empty(shape, dtype)
-
-
-@_jit
-def zeros_array(shape, dtype):
-    return np.zeros(shape, dtype)
-
-
-@_jit
-def full_array(shape, value, dtype):
-    return np.full(shape, value, dtype)
-
-
-@_jit
-def scalar_array(value):
-    """A 0-d array holding `value`, of its type."""
-    return np.full((), value)
-
-
 @_jit
 def mirror_index(n, lo, hi, shift):
     """For each position of a mirror-padded axis, the source index (REFLECT: shift 0,

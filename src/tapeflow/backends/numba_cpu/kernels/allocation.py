@@ -1,0 +1,101 @@
+"""How kernels allocate arrays: np.empty, np.zeros and np.full built in place, as Numba
+builds np.empty's array (its _empty_nd_impl), with no function to compile. Numba's own
+np.empty and np.full are functions it compiles again in every process, for each shape
+rank and dtype (0.1-0.3 s of a new kernel's first compile, and of many empty-cache
+compiles); helpers around them were compiled once per signature and cache directory, so
+every graph with a new rank or dtype still paid for one.
+
+    empty_array(shape, dtype)          # shape: an int or a tuple of ints
+    zeros_array(shape, dtype)
+    full_array(shape, value, dtype)
+    scalar_array(value)                # a 0-d array of value's type
+"""
+
+import numpy as np
+from numba import config, types
+from numba.core import cgutils
+from numba.core.typing.npydecl import parse_dtype, parse_shape
+from numba.extending import intrinsic
+from numba.np.arrayobj import _empty_nd_impl, _parse_shape
+
+
+def _array_type(shape, dtype):
+    ndim, nb_dtype = parse_shape(shape), parse_dtype(dtype)
+    if ndim is None or nb_dtype is None:
+        return None
+    return types.Array(nb_dtype, ndim, "C")
+
+
+def _allocated(context, builder, array_type, shape_type, shape):
+    return _empty_nd_impl(context, builder, array_type,
+                          _parse_shape(context, builder, shape_type, shape))
+
+
+def _fill(context, builder, array_type, array, value):
+    """Stores `value` (of the array's dtype) in every element of the new `array`."""
+    with cgutils.for_range(builder, array.nitems) as loop:
+        context.pack_value(builder, array_type.dtype, value,
+                           cgutils.gep(builder, array.data, loop.index))
+
+
+if not config.DISABLE_JIT:
+    @intrinsic
+    def empty_array(typingctx, shape, dtype):
+        array_type = _array_type(shape, dtype)
+        if array_type is None:
+            return None
+
+        def codegen(context, builder, signature, args):
+            array = _allocated(context, builder, array_type, signature.args[0], args[0])
+            return array._getvalue()
+        return array_type(shape, dtype), codegen
+
+    @intrinsic
+    def zeros_array(typingctx, shape, dtype):
+        array_type = _array_type(shape, dtype)
+        if array_type is None:
+            return None
+
+        def codegen(context, builder, signature, args):
+            array = _allocated(context, builder, array_type, signature.args[0], args[0])
+            size = builder.mul(array.nitems, array.itemsize)
+            cgutils.memset(builder, array.data, size, 0)
+            return array._getvalue()
+        return array_type(shape, dtype), codegen
+
+    @intrinsic
+    def full_array(typingctx, shape, value, dtype):
+        array_type = _array_type(shape, dtype)
+        if array_type is None or not isinstance(value, (types.Number, types.Boolean)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            array = _allocated(context, builder, array_type, signature.args[0], args[0])
+            fill = context.cast(builder, args[1], signature.args[1], array_type.dtype)
+            _fill(context, builder, array_type, array, fill)
+            return array._getvalue()
+        return array_type(shape, value, dtype), codegen
+
+    @intrinsic
+    def scalar_array(typingctx, value):
+        if not isinstance(value, (types.Number, types.Boolean)):
+            return None
+        array_type = types.Array(value, 0, "C")
+
+        def codegen(context, builder, signature, args):
+            array = _empty_nd_impl(context, builder, array_type, ())
+            context.pack_value(builder, value, args[0], array.data)
+            return array._getvalue()
+        return array_type(value), codegen
+else:  # kernels run as Python
+    def empty_array(shape, dtype):
+        return np.empty(shape, dtype)
+
+    def zeros_array(shape, dtype):
+        return np.zeros(shape, dtype)
+
+    def full_array(shape, value, dtype):
+        return np.full(shape, value, dtype)
+
+    def scalar_array(value):
+        return np.full((), value)
