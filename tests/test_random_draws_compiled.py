@@ -72,3 +72,32 @@ def test_candidate_samplers(monkeypatch, sampler):
     def sample(true_classes):
         return sampler(true_classes, 1, 4, True, 10, seed=7)
     assert_compiled_draws_match(monkeypatch, sample, tf.constant([[1], [3]], tf.int64))
+
+
+def test_special_parameters_give_the_same_values_in_both_tiers(monkeypatch):
+    # TensorFlow 2.21: gamma of NaN or a negative alpha is NaN, of inf inf, of 0 the
+    # dtype's tiny; Poisson of a negative rate 0, of inf inf. The valid elements between
+    # them draw the same numbers in both tiers (the special ones draw nothing).
+    def sample(parameters):
+        return (tf.random.gamma([2], parameters, dtype=tf.float64),
+                tf.random.poisson([2], parameters, dtype=tf.float64),
+                tf.random.stateless_gamma([2, 7], [1, 2], parameters, dtype=tf.float64))
+    parameters = tf.constant([np.nan, 2.0, np.inf, 0.0, -1.0, 1e30, 0.5], tf.float64)
+    assert_compiled_draws_match(monkeypatch, sample, parameters)
+    gamma, poisson, stateless = tf.function(sample)(parameters)
+    tiny = np.finfo(np.float64).tiny
+    for draws in (gamma.numpy(), stateless.numpy()):
+        np.testing.assert_array_equal(draws[:, [0, 2, 3, 4]], [[np.nan, np.inf, tiny, np.nan]] * 2)
+    np.testing.assert_array_equal(poisson.numpy()[:, [0, 2, 3, 4, 5]],
+                                  [[np.nan, np.inf, 0.0, 0.0, 1e30]] * 2)
+
+
+@pytest.mark.parametrize("mode", ["off", "sync"])
+@pytest.mark.parametrize("rate", [np.nan, 1e10])
+def test_integer_poisson_of_a_nan_or_too_large_rate_is_an_error(monkeypatch, mode, rate):
+    monkeypatch.setattr(settings, "compile_mode", mode)
+    monkeypatch.setattr(settings, "run_functions_eagerly", False)
+    f = tf.function(lambda r: tf.random.poisson([2], r, dtype=tf.int32))
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"beyond the range of int32.*\[Op:RandomPoissonV2\]"):
+        f(tf.constant([1.0, rate]))

@@ -26,49 +26,109 @@ from .shape import broadcast_to
 from .special import IGAMMA_GRAD_A, LGAMMA
 
 _FLOATS = (dtypes.float16, dtypes.float32, dtypes.float64)
+_POISSON_DTYPES = _FLOATS + (dtypes.int32, dtypes.int64)
+_TF_NAMES = {dtypes.float16: "half", dtypes.float32: "float", dtypes.float64: "double"}
+# NumPy's largest Poisson rate (random_poisson's POISSON_LAM_MAX): it raises beyond it.
+POISSON_RATE_MAX = np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max) * 10
 
 
-def _parameter_infer(op_name, allowed, names):
-    def infer(parameter, shape, dtype, seed, seed2, counter):
-        if dtype not in allowed:
-            raise InvalidArgumentError(
-                f"Value for attr 'dtype' of {dtype.name} is not in the list of allowed "
-                f"values: {names} [Op:{op_name}]", op=op_name)
-        return tuple(shape) + tuple(parameter._shape), dtype
-    return infer
+def _check_dtype(op_name, attr, dtype, allowed):
+    if dtype not in allowed:
+        names = ", ".join(_TF_NAMES.get(d, d.name) for d in allowed)
+        raise InvalidArgumentError(
+            f"Value for attr '{attr}' of {dtype.name} is not in the list of allowed values: "
+            f"{names} [Op:{op_name}]", op=op_name)
+
+
+def _gamma_infer(alpha, shape, seed, seed2, counter):
+    # TensorFlow's signature: alpha:T -> output:T, T in half, float, double.
+    _check_dtype("RandomGamma", "T", alpha.dtype, _FLOATS)
+    return tuple(shape) + tuple(alpha._shape), alpha.dtype
+
+
+def _poisson_infer(rate, shape, dtype, seed, seed2, counter):
+    _check_dtype("RandomPoissonV2", "R", rate.dtype, _POISSON_DTYPES)
+    _check_dtype("RandomPoissonV2", "dtype", dtype, _POISSON_DTYPES)
+    return tuple(shape) + tuple(rate._shape), dtype
+
+
+def gamma_values(gen, alpha, size):
+    """Standard gamma draws (float64) of `alpha` broadcast to `size`, in C order. Only a
+    finite positive concentration draws; the others give TensorFlow's values without
+    drawing: NaN for NaN and negative ones, 0 for 0, inf for inf (as kernels/draws.py's
+    gamma_draws, so the compiled tier draws the same numbers)."""
+    alpha = np.broadcast_to(np.asarray(alpha, np.float64), size)
+    drawn = (alpha > 0) & (alpha < np.inf)
+    out = np.where(alpha >= 0, alpha, np.nan)
+    out[drawn] = gen.standard_gamma(alpha[drawn])
+    return out
+
+
+def poisson_values(gen, rate, size):
+    """Poisson draws (float64) of `rate` broadcast to `size`, in C order. Only a
+    positive rate up to NumPy's largest (about 9.2e18) draws; the others give, without
+    drawing: 0 for 0 and negative rates (as TensorFlow), inf for inf (as TensorFlow), the
+    rate itself beyond NumPy's largest (the draw's standard deviation is under 3.3e-10 of
+    it), NaN for NaN (TensorFlow's kernel never returns). As kernels/draws.py's
+    poisson_draws, so the compiled tier draws the same numbers."""
+    rate = np.broadcast_to(np.asarray(rate, np.float64), size)
+    drawn = (rate > 0) & (rate <= POISSON_RATE_MAX)
+    out = np.where(rate > 0, rate, np.where(rate <= 0, 0.0, np.nan))
+    out[drawn] = gen.poisson(rate[drawn])
+    return out
+
+
+def poisson_overflow_message(dtype):
+    """RandomPoissonV2's error for an integer `dtype` and a draw it cannot hold."""
+    return (f"a Poisson draw of a NaN rate, or beyond the range of {dtype.name}, has no "
+            f"{dtype.name} value")
+
+
+def integer_limit(dtype):
+    """The least float64 that an integer `dtype` cannot hold."""
+    return 2.0 ** (8 * dtype.size - 1)
+
+
+def cast_draws(values, dtype, op_name):
+    """float64 draws as `dtype`: float overflow gives inf silently (as TensorFlow's
+    cast); an integer dtype refuses NaN and values it cannot hold."""
+    if dtype.is_integer:
+        if not (values < integer_limit(dtype)).all():
+            raise InvalidArgumentError(f"{poisson_overflow_message(dtype)} [Op:{op_name}]",
+                                       op=op_name)
+        return values.astype(dtype._np)
+    with np.errstate(over="ignore"):
+        return values.astype(dtype._np)
 
 
 def _gamma_draw(gen, arrays, attrs):
     (alpha,) = arrays
-    size = tuple(attrs["shape"]) + alpha.shape
-    return gen.standard_gamma(np.broadcast_to(alpha.astype(np.float64), size)).astype(
-        attrs["dtype"]._np)
+    alpha = np.asarray(alpha)
+    values = gamma_values(gen, alpha, tuple(attrs["shape"]) + alpha.shape)
+    return cast_draws(values, dtypes.as_dtype(alpha.dtype), "RandomGamma")
 
 
 def _poisson_draw(gen, arrays, attrs):
-    (lam,) = arrays
-    size = tuple(attrs["shape"]) + lam.shape
-    return gen.poisson(np.broadcast_to(np.maximum(lam.astype(np.float64), 0), size)).astype(
-        attrs["dtype"]._np)
+    rate = np.asarray(arrays[0])
+    values = poisson_values(gen, rate, tuple(attrs["shape"]) + rate.shape)
+    return cast_draws(values, attrs["dtype"], "RandomPoissonV2")
 
 
-RANDOM_GAMMA = _random_op("RandomGamma", _gamma_draw, None,
-                          _parameter_infer("RandomGamma", _FLOATS, "half, float, double"),
-                          args=("alpha",))
-RANDOM_POISSON = _random_op(
-    "RandomPoissonV2", _poisson_draw, None,
-    _parameter_infer("RandomPoissonV2", _FLOATS + (dtypes.int32, dtypes.int64),
-                     "half, float, double, int32, int64"), args=("rate",))
+RANDOM_GAMMA = _random_op("RandomGamma", _gamma_draw, None, _gamma_infer, args=("alpha",))
+RANDOM_POISSON = _random_op("RandomPoissonV2", _poisson_draw, None, _poisson_infer,
+                            args=("rate",))
 
 
-def _stateless_gamma_infer(seed, alpha, shape, dtype):
+def _stateless_gamma_infer(seed, alpha, shape):
     op_name = "StatelessRandomGammaV2"
     rules.check_int_dtype(op_name, seed, "seed")
+    # TensorFlow's signature: alpha:dtype -> output:dtype, dtype in half, float, double.
+    _check_dtype(op_name, "dtype", alpha.dtype, _FLOATS)
     if tuple(seed._shape) != (2,):
         raise InvalidArgumentError(f"seed must have shape [2], not "
                                    f"{rules.kernel_dims(seed._shape)} [Op:{op_name}]",
                                    op=op_name)
-    return tuple(shape), dtype
+    return tuple(shape), alpha.dtype
 
 
 def stateless_generator(seed):
@@ -78,11 +138,16 @@ def stateless_generator(seed):
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(words)))
 
 
-def stateless_gamma_kernel(seed, alpha, shape, dtype=dtypes.float64):
+def stateless_gamma_values(seed, alpha, shape):
+    """StatelessRandomGammaV2's draws in float64."""
+    return gamma_values(stateless_generator(seed), alpha, tuple(shape))
+
+
+def stateless_gamma_kernel(seed, alpha, shape):
     """StatelessRandomGammaV2's NumPy kernel."""
-    gen = stateless_generator(seed)
-    return gen.standard_gamma(np.broadcast_to(alpha.astype(np.float64), shape)).astype(
-        dtype._np)
+    alpha = np.asarray(alpha)
+    return cast_draws(stateless_gamma_values(seed, alpha, shape), dtypes.as_dtype(alpha.dtype),
+                      "StatelessRandomGammaV2")
 
 
 STATELESS_GAMMA = register(OpDef(
@@ -97,7 +162,9 @@ def _reparameterized(sample, alpha):
     partial = -bind(IGAMMA_GRAD_A, (broadcast_to(alpha, sample.shape), sample), {}) / exp(
         density_log)
     partial = stop_gradient(where(is_finite(partial), partial, 0.0))
-    return stop_gradient(sample) + (alpha - stop_gradient(alpha)) * partial
+    # alpha - stop_gradient(alpha) is 0 but at inf (NaN), where the sample stays inf
+    zero = where(is_finite(alpha), alpha - stop_gradient(alpha), 0.0)
+    return stop_gradient(sample) + zero * partial
 
 
 def _tiny(x):
@@ -118,8 +185,7 @@ def gamma(shape, alpha, beta=None, dtype=dtypes.float32, seed=None, name=None):
     alpha = rules.as_tensor(alpha, dtype)
     beta = rules.as_tensor(1.0 if beta is None else beta, dtype)
     alpha = alpha * (beta * 0.0 + 1.0) if beta._shape != alpha._shape else alpha
-    drawn = bind(RANDOM_GAMMA, (stop_gradient(alpha),),
-                 {"shape": shape, "dtype": dtype, **_seed_attrs(seed)})
+    drawn = bind(RANDOM_GAMMA, (stop_gradient(alpha),), {"shape": shape, **_seed_attrs(seed)})
     return maximum(_tiny(drawn), _reparameterized(drawn, alpha) / beta)
 
 
@@ -146,7 +212,7 @@ def stateless_gamma(shape, seed, alpha, beta=None, dtype=dtypes.float32, name=No
     beta = rules.as_tensor(1.0 if beta is None else beta, dtype)
     alpha = broadcast_to(alpha * (beta * 0.0 + 1.0), shape)
     drawn = bind(STATELESS_GAMMA, (rules.as_tensor(seed), stop_gradient(alpha)),
-                 {"shape": shape, "dtype": dtype})
+                 {"shape": shape})
     return maximum(_tiny(drawn), _reparameterized(drawn, alpha) / beta)
 
 

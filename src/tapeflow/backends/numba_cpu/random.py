@@ -18,12 +18,19 @@ from .text import Unsupported, np_name, tuple_expr
 
 def stream(cg, node):
     """The kernel's Generator argument for a random op inside a branch or loop (or one
-    that draws in the kernel at top level: the caller makes it per call)."""
+    that draws in the kernel at top level: the caller makes it per call).
+
+    At top level each node has a Generator of its own, made in node order, as eager
+    calls take the next counter of their seed pair one after another: two nodes with
+    equal attrs (one traced call applied twice) draw as two eager calls do, not one
+    stream. Inside branches and loops the key names the stream every run draws from."""
     from ...ops.random import stream_key
     key = stream_key(node.attrs)
-    name = cg.streams.get(key)
+    name = cg.streams.get(key) if cg.nesting else None
     if name is None:
-        name = cg.streams[key] = cg.fresh("G")
+        name = cg.fresh("G")
+        if cg.nesting:
+            cg.streams[key] = name
         cg.params.append(Param(name, "stream", key, None, 0))
         cg.used.add(name)
     return name

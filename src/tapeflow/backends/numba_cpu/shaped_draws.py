@@ -4,7 +4,13 @@ branches and loops), element by element as NumPy's array draws (kernels/draws.py
 
 import math
 
-from ...ops.shaped_draws import RANDOM_GAMMA, RANDOM_POISSON, STATELESS_GAMMA
+from ...ops.shaped_draws import (
+    RANDOM_GAMMA,
+    RANDOM_POISSON,
+    STATELESS_GAMMA,
+    integer_limit,
+    poisson_overflow_message,
+)
 from ...tensor import Symbolic
 from .generator import Param, lowers
 from .random import stream
@@ -22,7 +28,12 @@ def _parameterized(cg, node):
     helper = "gamma_draws" if node.op is RANDOM_GAMMA else "poisson_draws"
     parameter = cg.val(node.inputs[0])
     shape = node.attrs["shape"]
-    flat = f"{helper}({stream(cg, node)}, {cg.contiguous(parameter)}, {math.prod(shape)})"
+    flat = cg.assign(
+        f"{helper}({stream(cg, node)}, {cg.contiguous(parameter)}, {math.prod(shape)})")
+    dtype = node.outputs[0].dtype
+    if dtype.is_integer:  # NaN, or a draw the dtype cannot hold: the NumPy kernel's error
+        code = cg.error("check", node, poisson_overflow_message(dtype))
+        cg.emit(f"if not ({flat} < {integer_limit(dtype)!r}).all(): raise ValueError({code})")
     _shaped(cg, node, flat, [str(d) for d in shape] + cg.dims(parameter))
 
 

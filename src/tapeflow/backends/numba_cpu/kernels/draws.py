@@ -8,42 +8,47 @@ from numba import objmode, types
 from numba.extending import overload
 
 from ....ops.candidate_sampling import FIXED_UNIGRAM_CANDIDATE_SAMPLER, SAMPLERS
-from ....ops.shaped_draws import stateless_gamma_kernel
+from ....ops.shaped_draws import POISSON_RATE_MAX, stateless_gamma_values
 from . import helper as _jit
-
-# NumPy's largest Poisson rate (random_poisson's POISSON_LAM_MAX): it raises beyond it.
-_LAM_MAX = np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max) * 10
 
 
 @_jit
 def gamma_draws(gen, alpha, repeats):
     """`repeats` standard gamma draws of each concentration in `alpha` (C-contiguous),
-    flat in C order of (repeats,) + alpha.shape, as gen.standard_gamma of alpha
-    broadcast to that shape."""
+    flat in C order of (repeats,) + alpha.shape, as ops/shaped_draws.py's gamma_values:
+    only finite positive concentrations draw; NaN and negative ones give NaN, 0 and inf
+    themselves."""
     flat = alpha.reshape(-1)
     out = np.empty(repeats * flat.size, np.float64)
     k = 0
     for _ in range(repeats):
         for j in range(flat.size):
-            out[k] = gen.standard_gamma(np.float64(flat[j]))
+            a = np.float64(flat[j])
+            if a > 0 and a < np.inf:
+                out[k] = gen.standard_gamma(a)
+            else:
+                out[k] = a if a >= 0 else np.nan
             k += 1
     return out
 
 
 @_jit
 def poisson_draws(gen, rate, repeats):
-    """`repeats` Poisson draws of each rate in `rate` (negative rates as 0), flat in C
-    order, as gen.poisson of the rates broadcast to (repeats,) + rate.shape."""
+    """`repeats` Poisson draws (float64) of each rate in `rate`, flat in C order, as
+    ops/shaped_draws.py's poisson_values: only rates in (0, NumPy's largest] draw; 0
+    and negative rates give 0, larger ones (inf too) the rate, NaN gives NaN."""
     flat = rate.reshape(-1)
-    out = np.empty(repeats * flat.size, np.int64)
+    out = np.empty(repeats * flat.size, np.float64)
     k = 0
     for _ in range(repeats):
         for j in range(flat.size):
             lam = np.float64(flat[j])
-            lam = 0.0 if lam < 0 else lam
-            if not lam <= _LAM_MAX:  # NaN too, as NumPy
-                raise ValueError("lam value too large")
-            out[k] = gen.poisson(lam)
+            if lam > 0 and lam <= POISSON_RATE_MAX:
+                out[k] = gen.poisson(lam)
+            elif lam > 0:
+                out[k] = lam
+            else:
+                out[k] = 0.0 if lam <= 0 else np.nan
             k += 1
     return out
 
@@ -82,8 +87,7 @@ def _candidate_draws(gen, true_classes, code, ints, weights):
 
 def _python_stateless_gamma(seed, alpha, shape):
     return np.ascontiguousarray(
-        stateless_gamma_kernel(seed, alpha, tuple(int(d) for d in shape)),
-        np.float64).reshape(-1)
+        stateless_gamma_values(seed, alpha, tuple(int(d) for d in shape))).reshape(-1)
 
 
 def stateless_gamma_draws(seed, alpha, shape):
