@@ -39,29 +39,24 @@ def _fill(context, builder, array_type, array, value):
 
 
 if not config.DISABLE_JIT:
-    @intrinsic
-    def empty_array(typingctx, shape, dtype):
-        array_type = _array_type(shape, dtype)
-        if array_type is None:
-            return None
+    def _allocator(zeroed):
+        def allocate(typingctx, shape, dtype):
+            array_type = _array_type(shape, dtype)
+            if array_type is None:
+                return None
 
-        def codegen(context, builder, signature, args):
-            array = _allocated(context, builder, array_type, signature.args[0], args[0])
-            return array._getvalue()
-        return array_type(shape, dtype), codegen
+            def codegen(context, builder, signature, args):
+                array = _allocated(context, builder, array_type, signature.args[0], args[0])
+                if zeroed:
+                    cgutils.memset(builder, array.data,
+                                   builder.mul(array.nitems, array.itemsize), 0)
+                return array._getvalue()
+            return array_type(shape, dtype), codegen
+        allocate.__name__ = "zeros_array" if zeroed else "empty_array"
+        return intrinsic(allocate)
 
-    @intrinsic
-    def zeros_array(typingctx, shape, dtype):
-        array_type = _array_type(shape, dtype)
-        if array_type is None:
-            return None
-
-        def codegen(context, builder, signature, args):
-            array = _allocated(context, builder, array_type, signature.args[0], args[0])
-            size = builder.mul(array.nitems, array.itemsize)
-            cgutils.memset(builder, array.data, size, 0)
-            return array._getvalue()
-        return array_type(shape, dtype), codegen
+    empty_array = _allocator(zeroed=False)
+    zeros_array = _allocator(zeroed=True)
 
     @intrinsic
     def full_array(typingctx, shape, value, dtype):
