@@ -22,6 +22,7 @@ from tests.op_samples.common import (
     as_outputs,
     draw_case,
     dtype_of,
+    forget_state,
     random_like,
     sampled_ops,
     with_float_dtype,
@@ -130,12 +131,14 @@ def test_compiled_matches_eager(name, data):
             what += [f"case {k} gradient {j}" for j in range(len(grads))]
     rng = np.random.default_rng(seed)
     _reset_random(cases)
+    forget_state(op)
     for case in cases:
         case = _with_next_counter(case) if op.stateful else case
         outputs, grads = _apply(op, case, [tf.constant(a) for a in case.inputs], rng)
         expected += [t.numpy() for t in outputs + grads]
     compiled = compile_graph(graph)
     _reset_random(cases)
+    forget_state(op)
     got, _ = compiled(feeds, [])
     assert len(got) == len(expected)
     for w, g, e in zip(what, got, expected):

@@ -16,6 +16,7 @@ from tests.op_samples.common import (
     attrs_name_a_dtype,
     draw_case,
     dtype_of,
+    forget_state,
     sampled_ops,
     strict_warnings,
     with_float_dtype,
@@ -41,6 +42,7 @@ def check_infer_matches_eager(op, case):
     """Returns the eager outputs after checking them against infer (and bind)."""
     inferred = _inferred(op, case)
     arrays = [a.copy() for a in case.inputs]
+    forget_state(op)
     with strict_warnings():
         result = op.eager(*arrays, **case.attrs)
     for before, after in zip(case.inputs, arrays):
@@ -58,6 +60,7 @@ def check_infer_matches_eager(op, case):
         assert len(shape) == out.ndim and all(
             d is None or d == e for d, e in zip(shape, out.shape)), \
             f"{what}: infer says {tuple(shape)}, eager gives {out.shape}"
+    forget_state(op)
     with strict_warnings():
         bound = as_outputs(op, bind(op, [tf.constant(a) for a in case.inputs], case.attrs))
     for out, t in zip(outputs, bound):

@@ -251,6 +251,13 @@ def with_float_dtype(case, dtype):
     return Case(inputs, dict(case.attrs), case.wrt, case.outputs, case.symmetric)
 
 
+def forget_state(op):
+    """Restarts the state `op` keeps beyond its seed attrs (OpDef.forget), so that two
+    evaluations of one case (eager and bound, eager and compiled) start alike."""
+    if op.forget is not None:
+        op.forget()
+
+
 def attrs_name_a_dtype(attrs):
     from tapeflow.dtypes import DType
     return any(isinstance(v, DType) for v in attrs.values())

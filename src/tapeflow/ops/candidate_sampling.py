@@ -62,6 +62,12 @@ class _LearnedCounts:
                 self.counts.popitem(last=False)
             return counts
 
+    def forget(self):
+        """Drops every sampler's counts: the next calls start from counts of 1, as a
+        new TensorFlow kernel does."""
+        with self.lock:
+            self.counts.clear()
+
 
 _LEARNED = _LearnedCounts()
 
@@ -155,8 +161,9 @@ def _sampler_infer(op_name):
     return infer
 
 
-def _sampler_op(name, draw):
-    return _random_op(name, draw, None, _sampler_infer(name), args=("true_classes",))
+def _sampler_op(name, draw, forget=None):
+    return _random_op(name, draw, None, _sampler_infer(name), args=("true_classes",),
+                      forget=forget)
 
 
 UNIFORM_CANDIDATE_SAMPLER = _sampler_op("UniformCandidateSampler", _drawer(_uniform_sample))
@@ -164,8 +171,14 @@ LOG_UNIFORM_CANDIDATE_SAMPLER = _sampler_op("LogUniformCandidateSampler",
                                             _drawer(_log_uniform_sample))
 FIXED_UNIGRAM_CANDIDATE_SAMPLER = _sampler_op("FixedUnigramCandidateSampler",
                                               _drawer(_weighted_sample(_fixed_weights)))
+
+
+def _forget_learned_counts():
+    _LEARNED.forget()
+
+
 LEARNED_UNIGRAM_CANDIDATE_SAMPLER = _sampler_op("LearnedUnigramCandidateSampler",
-                                                _learned_draw)
+                                                _learned_draw, _forget_learned_counts)
 # In a fixed order: compiled kernels name a sampler by its index here.
 SAMPLERS = (UNIFORM_CANDIDATE_SAMPLER, LOG_UNIFORM_CANDIDATE_SAMPLER,
             FIXED_UNIGRAM_CANDIDATE_SAMPLER, LEARNED_UNIGRAM_CANDIDATE_SAMPLER)

@@ -153,14 +153,15 @@ def _float_dtype_infer(op_name):
     return infer
 
 
-def _random_op(name, draw, emit, infer, args=()):
-    """A random op: its eager kernel draws from the Generator its seed attrs make."""
+def _random_op(name, draw, emit, infer, args=(), forget=None):
+    """A random op: its eager kernel draws from the Generator its seed attrs make
+    (forget: OpDef.forget, for an op that keeps state beyond them)."""
     def eager(*arrays, **attrs):
         # draw() sees every attr, as where a graph's branch or loop (or a compiled kernel)
         # draws: the learned unigram sampler keeps its counts per seed pair.
         return draw(_generator(attrs["seed"], attrs["seed2"], attrs["counter"]), arrays, attrs)
     return register(OpDef(name=name, args=args, infer=infer, eager=eager, emit=emit,
-                          draw=draw, differentiable=False, stateful=True))
+                          draw=draw, differentiable=False, stateful=True, forget=forget))
 
 
 def _floats(sample):

@@ -55,6 +55,10 @@ class OpDef:
             stacked along a new leading axis (some of them Batched), for a vectorized
             backward walk; attached by ops/batch_rules.py as it loads (`@batches(MATMUL)`).
             Elementwise ops and reductions without one get their flag's default rule.
+    forget: random ops that keep state beyond their seed attrs (the learned unigram
+            sampler's class counts) only: forget() drops that state, so that two
+            evaluations with equal attrs from the same start draw the same numbers; None
+            for the ops whose draws are a function of their inputs and attrs.
     reduction: reductions over `axis` only: how the op accumulates ("sum", "mean", "max",
             "min", "prod", "all", "any"), so that a fused loop can end in it and a batching
             rule shifts its axes; None for every other op.
@@ -78,6 +82,7 @@ class OpDef:
     smooth: bool = True  # second derivatives are checked where smooth
     domain: tuple = (-2.0, 2.0)  # where the generated gradient tests draw inputs
     draw: Callable | None = None
+    forget: Callable | None = None
     reduction: str | None = None
     variadic: bool = False  # takes any number of inputs (Pack, ConcatV2, Einsum)
     lowerings: dict = field(default_factory=dict, repr=False, compare=False)
