@@ -38,9 +38,11 @@ def _assert_same(op, arrays, attrs):
         assert type(gpu) is type(cpu) and str(gpu) == str(cpu), (op.name, gpu, cpu)
         return
     assert not isinstance(gpu, Exception), (op.name, gpu)
-    if any(np.asarray(a).dtype.kind == "c" for a in arrays) or cpu.dtype.is_complex:
-        # The GPU backend has no complex kernels: such ops run on the CPU (soft placement).
-        assert type(gpu) is not DeviceTensor, f"{op.name} ran complex numbers on the device"
+    dtypes = [np.asarray(a).dtype for a in arrays] + [cpu.dtype._np]
+    if any(d.kind == "c" or d == np.float16 for d in dtypes):
+        # The GPU backend has no complex or float16 kernels: such ops run on the CPU
+        # (soft placement, docs/gpu.md).
+        assert type(gpu) is not DeviceTensor, f"{op.name} ran {dtypes} on the device"
     else:
         assert type(gpu) is DeviceTensor, f"{op.name} did not run on the device"
     assert gpu.dtype == cpu.dtype and gpu.shape == cpu.shape

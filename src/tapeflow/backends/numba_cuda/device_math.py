@@ -29,7 +29,7 @@ _INTEGRAL = 4503599627370496.0
 
 _UNARY_NAMES = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "erf", "erfc",
                 "exp", "expm1", "log", "log1p", "sin", "sinh", "sqrt", "tan", "tanh")
-_NAMES = _UNARY_NAMES + ("atan2", "pow", "isfinite", "isinf")
+_NAMES = _UNARY_NAMES + ("atan2", "pow", "nextafter", "isfinite", "isinf")
 # NumPy spells three of them differently; erf and erfc it lacks (math's never raise).
 _NUMPY_NAMES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
                 "atan": "arctan", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
@@ -92,7 +92,8 @@ def _softplus(x):
 # Template helper name -> the function of one float argument it computes.
 UNARY = {**{name: _LIB[name] for name in _UNARY_NAMES}, "sigmoid": _sigmoid,
          "softplus": _softplus}
-BINARY = {"atan2": _LIB["atan2"], "pow": _LIB["pow"], "softplus_tail": _softplus_tail}
+BINARY = {"atan2": _LIB["atan2"], "pow": _LIB["pow"], "nextafter": _LIB["nextafter"],
+          "softplus_tail": _softplus_tail}
 PREDICATES = {"isfinite": _LIB["isfinite"], "isinf": _LIB["isinf"]}
 
 _FLOATS = {"f32": np.float32, "f64": np.float64}
