@@ -191,3 +191,29 @@ def test_products_run_as_python_under_numba_disable_jit():
     done = subprocess.run([sys.executable, "-c", script], check=False, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+@pytest.mark.skipif(not microgemm.ENABLED, reason="microgemm runs on AVX-512 CPUs only")
+def test_a_cached_helper_that_calls_microgemm_registers_it_as_it_loads(tmp_path):
+    """gemm's machine code calls microgemm's product by symbol: a later process that
+    loads gemm from the cache, before anything registered the symbol, must register it
+    first (its cache entry says so) rather than leave LLVM an unresolved call, which
+    aborts the process."""
+    script = (
+        "import sys\n"
+        "import numpy as np\n"
+        "from numba import types\n"
+        "from tapeflow.backends.numba_cpu import numba_cache\n"
+        "from tapeflow.backends.numba_cpu.kernels import gemm, microgemm\n"
+        "numba_cache.cache_helpers()\n"
+        "matrix = types.Array(types.float32, 2, 'C')\n"
+        "gemm.gemm.compile((matrix, matrix, types.boolean, types.boolean))\n"
+        "a = np.ones((128, 64), np.float32)\n"
+        "print(microgemm._entry_point is not None,\n"
+        "      float(gemm.gemm(a, a.T.copy(), False, False)[0, 0]))\n")
+    env = dict(os.environ, TAPEFLOW_CACHE_DIR=str(tmp_path), OPENBLAS_NUM_THREADS="1")
+    runs = [subprocess.run([sys.executable, "-c", script], check=False, env=env,
+                           capture_output=True, text=True, timeout=600) for _ in range(2)]
+    for done in runs:  # the first compiles gemm into the cache, the second loads it
+        assert done.returncode == 0 and done.stdout.split() == ["True", "64.0"], \
+            done.stderr[-2000:]

@@ -24,8 +24,24 @@ from numba.core import cgutils, imputils
 
 _MARK = "_tapeflow_by_symbol"
 _ENABLED = "_tapeflow_symbols_enabled"
+_PROVIDER = "_tapeflow_symbol_provider"
 # code library -> {(module, qualname, argument types)} of the helpers it calls by symbol
 _called = weakref.WeakKeyDictionary()
+
+
+def symbol_provider(fn):
+    """Marks a function of kernels/ that gives LLVM a symbol machine code calls by name
+    (microgemm.register): a library that calls the symbol records it (`requires`), and
+    loading that library from the cache calls the function first."""
+    setattr(fn, _PROVIDER, True)
+    return fn
+
+
+def requires(context, provider):
+    """Records, while `context` lowers a library, that its machine code calls a symbol
+    that `provider` (a symbol_provider) makes known."""
+    _called.setdefault(context.active_code_library, set()).add(
+        (provider.__module__, provider.__qualname__, ()))
 
 
 def by_symbol(dispatcher):
@@ -106,14 +122,17 @@ def requirements(library):
 
 
 def provide(required, helper_modules):
-    """Compiles (or loads) each required helper overload, so that its symbol is known
-    before machine code that calls it is loaded. Raises ValueError for a requirement
-    that is not a marked helper of `helper_modules` (names), or whose symbol is still
-    unknown."""
+    """Compiles (or loads) each required helper overload, or calls each required symbol
+    provider, so that every symbol is known before machine code that calls it is
+    loaded. Raises ValueError for a requirement that is neither a marked helper nor a
+    provider of `helper_modules` (names), or whose symbol is still unknown."""
     for module_name, qualname, argtypes in required:
         if module_name not in helper_modules:
             raise ValueError(f"not a helper module: {module_name!r}")
         dispatcher = getattr(importlib.import_module(module_name), qualname, None)
+        if getattr(dispatcher, _PROVIDER, False):
+            dispatcher()
+            continue
         if not getattr(dispatcher, _MARK, False):
             raise ValueError(f"not a helper called by symbol: {module_name}.{qualname}")
         enable(dispatcher)

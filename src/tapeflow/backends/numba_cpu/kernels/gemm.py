@@ -9,6 +9,7 @@ from numba.extending import intrinsic, overload
 
 from . import array_helper as _array_jit
 from . import helper as _jit
+from .. import helper_symbols
 from . import microgemm, numpy_blas
 
 
@@ -123,6 +124,8 @@ def _microgemm(typingctx, a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
     sig = types.void(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
 
     def codegen(context, builder, signature, args):
+        # and before a later process loads it from the cache
+        helper_symbols.requires(context, microgemm.register)
         i64, pointer = ir.IntType(64), ir.FloatType().as_pointer()
         fnty = ir.FunctionType(ir.VoidType(), [pointer, i64, i64, pointer, i64, i64, pointer,
                                                i64, i64, i64])

@@ -31,6 +31,8 @@ from numba.core import cgutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.extending import intrinsic
 
+from ..helper_symbols import symbol_provider
+
 
 def _target_features():
     """The CPU features Numba compiles for: the host's, unless NUMBA_CPU_FEATURES names
@@ -271,6 +273,7 @@ def entry(a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
 _entry_point = None
 
 
+@symbol_provider
 def register():
     """Compiles the product as a C function (or loads it from the cache) and gives LLVM
     its address under SYMBOL. Kernels call it by that name, so they link to it instead of
