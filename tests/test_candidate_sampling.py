@@ -100,6 +100,25 @@ def test_all_candidate_sampler_and_errors():
         tf.random.fixed_unigram_candidate_sampler(TRUE, 2, 4, True, 10)
 
 
+def test_fixed_unigram_reads_a_vocabulary_file_as_numbers_only(tmp_path):
+    """The last comma-separated field of each line is a count (TensorFlow's format); a
+    file that is not one is TensorFlow's error, never anything run."""
+    good = tmp_path / "vocab.csv"
+    good.write_text("".join(f"word{i},{i + 1}\n" for i in range(10)))
+    by_file = tf.random.fixed_unigram_candidate_sampler(TRUE, 2, 4, False, 10,
+                                                        vocab_file=str(good), seed=3)
+    by_list = tf.random.fixed_unigram_candidate_sampler(TRUE, 2, 4, False, 10,
+                                                        unigrams=list(range(1, 11)), seed=3)
+    np.testing.assert_array_equal(by_file[1].numpy(), by_list[1].numpy())
+    bad = tmp_path / "bad.csv"
+    bad.write_text("word0,1\nword1,__import__('os')\n")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Wrong vocabulary format"):
+        tf.random.fixed_unigram_candidate_sampler(TRUE, 2, 4, False, 2, vocab_file=str(bad))
+    with pytest.raises(tf.errors.NotFoundError, match="missing.csv"):
+        tf.random.fixed_unigram_candidate_sampler(TRUE, 2, 4, False, 2,
+                                                  vocab_file=str(tmp_path / "missing.csv"))
+
+
 def test_compute_accidental_hits_is_tensorflows():
     indices, ids, weights = tf.nn.compute_accidental_hits(
         tf.constant(TRUE, tf.int64), tf.constant([5, 1, 3, 7, 2, 5], tf.int64), 2)

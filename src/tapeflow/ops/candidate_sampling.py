@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 from .. import dtypes
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, NotFoundError
 from . import rules
 from .creation import fill, zeros_like
 from .creation import range as tf_range
@@ -248,9 +248,23 @@ def log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, r
 
 def _read_unigrams(vocab_file):
     """The last comma-separated field of each line of a vocabulary file, as TensorFlow's
-    FixedUnigramSampler::LoadFromFile reads it."""
-    with open(vocab_file) as lines:
-        return [float(line.rstrip("\n").split(",")[-1]) for line in lines if line.strip()]
+    FixedUnigramSampler::LoadFromFile reads it; read as numbers only, with its errors."""
+    op_name = "FixedUnigramCandidateSampler"
+    try:
+        with open(vocab_file) as lines:
+            text = [line.rstrip("\n") for line in lines]
+    except OSError as e:
+        raise NotFoundError(f"{vocab_file}; {e.strerror} [Op:{op_name}]", op=op_name) from None
+    values = []
+    for line in text:
+        if not line.strip():
+            continue
+        try:
+            values.append(float(line.split(",")[-1]))
+        except ValueError:
+            raise InvalidArgumentError(f"Wrong vocabulary format at line: {line} "
+                                       f"[Op:{op_name}]", op=op_name) from None
+    return values
 
 
 def fixed_unigram_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max,
