@@ -1503,3 +1503,86 @@ def test_loop_variable_bound_to_a_variable_in_the_body_becomes_a_tensor():
 
     result = last(tf.constant(2))
     assert isinstance(result, tf.Tensor) and float(result) == 3.0
+
+
+# == finding the source, and the conversions kept on disk ==================================
+
+def black_style_header(
+    x,
+    y=1,
+):
+    if x > 0:
+        return x + y
+    return -x
+
+
+def string_at_column_zero(x):
+    text = """
+first line
+"""
+    if x > 0:
+        return len(text) + x
+    return 0
+
+
+def test_definitions_whose_lines_go_back_to_their_indentation_convert():
+    # The closing parenthesis and the string's lines are at the def's own indentation:
+    # the block is found by tokenizing instead of by indentation.
+    for fn, args, expected in ((black_style_header, (2,), 3), (black_style_header, (-2,), 2),
+                               (string_at_column_zero, (1,), 13)):
+        autograph._CODE_CACHE.pop(fn.__code__, None)
+        same(autograph.convert(fn)(*args), expected)
+        same(tf.function(fn)(tf.constant(args[0])), expected)
+
+
+def _uncached(fn):
+    autograph._CODE_CACHE.pop(fn.__code__, None)
+    autograph._FUNCTION_CACHE.pop(fn, None)
+
+
+def test_a_conversion_is_loaded_from_the_cache_in_a_later_process(monkeypatch):
+    _uncached(for_range_with_continue_and_break)
+    first = autograph.convert(for_range_with_continue_and_break)
+    # As a new process would: nothing converted in memory, and no converting possible.
+    _uncached(for_range_with_continue_and_break)
+    monkeypatch.setattr(autograph, "_converted_tree", None)
+    loaded = autograph.convert(for_range_with_continue_and_break)
+    assert loaded is not first and autograph.is_converted(loaded)
+    for n in (0, 3, 7):
+        same(loaded(n), first(n))
+    monkeypatch.undo()
+    assert "ag__.for_stmt" in autograph.to_source(for_range_with_continue_and_break)
+
+
+def _entry(fn):
+    from tapeflow.graph import conversion_cache
+    lines, first, filename = autograph._source(fn)
+    return conversion_cache.key(autograph._indented_block(lines, first), first, filename,
+                                fn.__code__, None)
+
+
+def test_only_definitions_found_by_indentation_are_kept():
+    from tapeflow.graph import conversion_cache
+    for fn in (black_style_header, string_at_column_zero):
+        _uncached(fn)
+        autograph.convert(fn)
+        assert conversion_cache.load(_entry(fn)) is None
+
+
+def test_a_tampered_conversion_is_converted_again(monkeypatch):
+    from tapeflow.backends.numba_cpu import cache_store
+    from tapeflow.graph import conversion_cache
+    fn = for_range_with_continue_and_break
+    _uncached(fn)
+    autograph.convert(fn)
+    digest = _entry(fn)
+    path = conversion_cache._path(digest)
+    with open(path, "rb") as f:
+        content = f.read()
+    cache_store.write_private(path, content[:-1] + bytes([content[-1] ^ 1]))
+    monkeypatch.setattr(cache_store, "_damage_reported", False)
+    with pytest.warns(RuntimeWarning, match="damaged or unverifiable"):
+        assert conversion_cache.load(digest) is None  # the signature no longer matches
+    _uncached(fn)
+    same(autograph.convert(fn)(7), fn(7))
+    assert conversion_cache.load(digest) is not None  # converted again, and signed

@@ -12,11 +12,20 @@ from .errors import InvalidArgumentError, OpError
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
+_ours = {}  # file name -> whether it is tapeflow's (or the import system's)
+
+
 def _user_frame():
+    # Every traced op asks, through a dozen frames: a lookup per frame, not two
+    # string comparisons.
     frame = sys._getframe(1)
+    ours = _ours
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR) and not filename.startswith("<frozen"):
+        inside = ours.get(filename)
+        if inside is None:
+            inside = ours[filename] = filename.startswith((_PACKAGE_DIR, "<frozen"))
+        if not inside:
             return frame
         frame = frame.f_back
     return None

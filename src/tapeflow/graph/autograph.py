@@ -42,7 +42,7 @@ import types
 import warnings
 import weakref
 
-from . import autograph_runtime
+from . import autograph_runtime, conversion_cache
 
 AG = "ag__"
 
@@ -911,34 +911,78 @@ def _parse_lambda(fn, lines, first, filename):
     raise _NoSource(f"cannot find the source of {fn.__qualname__}")
 
 
-def _parse(fn):
+def _indented_block(lines, first):
+    """The lines from `first` to the next line indented no deeper than it (blank lines and
+    comments aside). Parsing tells whether that is the whole definition: a cut inside a
+    bracket, a string or a continued line does not parse. inspect.getblock tokenizes
+    instead, which costs more than the rest of a small function's conversion on its
+    first use in a process (tokenize compiles its patterns)."""
+    head = lines[first]
+    indent = len(head) - len(head.lstrip(" \t"))
+    end = first + 1
+    while end < len(lines):
+        line = lines[end]
+        text = line.lstrip(" \t")
+        if text.strip() and not text.startswith("#") and len(line) - len(text) <= indent:
+            break
+        end += 1
+    return lines[first:end]
+
+
+def _parsed_block(block, filename):
+    """(module, indent) for a def's lines; raises SyntaxError."""
+    source = "".join(block)
+    indent = len(source) - len(source.lstrip(" \t"))
+    # An indented def (a method, a nested function) parses inside `if 1:`, which keeps
+    # every column (and multi-line string) exactly as in the file.
+    wrapped = ("if 1:\n" + source) if indent else source
+    return ast.parse(wrapped, filename=filename), indent
+
+
+def _source(fn):
+    """(the lines of fn's file, the index of its first line, the file's name)."""
     code = fn.__code__
     filename = code.co_filename
+    if code.co_name != "<lambda>" and not filename.startswith("<"):
+        # A def's code starts at its first line (or decorator), so only the lines are
+        # needed: inspect.findsource would search back for it with a pattern that it
+        # compiles on its first use in a process.
+        linecache.checkcache(filename)
+        lines = linecache.getlines(filename, fn.__globals__)
+        first = code.co_firstlineno - 1
+        if 0 <= first < len(lines) and lines[first].lstrip().startswith(("def ", "@", "async ")):
+            return lines, first, filename
     try:
         # The function, not its code: from a code object, inspect finds the module by
         # scanning every loaded module's file (about 50 ms, on a first trace).
         lines, first = inspect.findsource(fn)
     except (OSError, TypeError) as e:
         raise _NoSource(f"source of {fn.__qualname__} is not available ({e})") from None
+    return lines, first, fn.__code__.co_filename
+
+
+def _parse(fn, lines, first, filename):
+    """(fn's FunctionDef, whether the lines `_indented_block` gives are the whole of
+    it)."""
+    code = fn.__code__
     if code.co_name == "<lambda>":
-        return _parse_lambda(fn, lines, first, filename)
-    block = inspect.getblock(lines[first:])
-    source = "".join(block)
-    indent = len(source) - len(source.lstrip(" \t"))
-    # An indented def (a method, a nested function) parses inside `if 1:`, which keeps
-    # every column (and multi-line string) exactly as in the file.
-    wrapped = ("if 1:\n" + source) if indent else source
+        return _parse_lambda(fn, lines, first, filename)[0], False
+    whole = True
     try:
-        tree = ast.parse(wrapped, filename=filename)
-    except SyntaxError as e:
-        raise _NoSource(f"cannot parse the source of {fn.__qualname__}: {e}") from None
+        tree, indent = _parsed_block(_indented_block(lines, first), filename)
+    except SyntaxError:
+        whole = False
+        try:
+            tree, indent = _parsed_block(inspect.getblock(lines[first:]), filename)
+        except SyntaxError as e:
+            raise _NoSource(f"cannot parse the source of {fn.__qualname__}: {e}") from None
     node = tree.body[0].body[0] if indent else tree.body[0]
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or \
             node.name != code.co_name:
         raise _NoSource(f"the source found for {fn.__qualname__} does not define it "
                         f"(was the file changed after it was imported?)")
     ast.increment_lineno(node, first - (1 if indent else 0))
-    return node, filename
+    return node, whole
 
 
 _FUTURE_FLAGS = functools.reduce(
@@ -954,7 +998,26 @@ def _converted_code(fn):
     cached = _CODE_CACHE.get(code)
     if cached is not None:
         return cached
-    node, filename = _parse(fn)
+    lines, first, filename = _source(fn)
+    owner = _defining_class(fn)
+    digest = None
+    if code.co_name != "<lambda>":
+        digest = conversion_cache.key(_indented_block(lines, first), first, filename, code,
+                                      owner)
+        module_code = conversion_cache.load(digest)
+        if module_code is not None:
+            return _extract(code, module_code, owner, None)
+    node, module_code, whole = _converted_tree(fn, lines, first, filename, owner)
+    if digest is not None and whole:
+        conversion_cache.save(digest, module_code)
+    return _extract(code, module_code, owner, node)
+
+
+def _converted_tree(fn, lines, first, filename, owner):
+    """(the converted FunctionDef, the compiled module that defines its factory, whether
+    the source was `_indented_block`'s lines)."""
+    code = fn.__code__
+    node, whole = _parse(fn, lines, first, filename)
     if isinstance(node, ast.AsyncFunctionDef) or _is_generator(node):
         bad = next(n for n in _scope_nodes(node.body) if isinstance(
             n, (ast.Yield, ast.YieldFrom, ast.Await))) if _is_generator(node) else node
@@ -974,7 +1037,6 @@ def _converted_code(fn):
     _FunctionConverter(names, filename).convert(node)
     freevars = [v for v in code.co_freevars if v != "__class__"]
     body = [node]
-    owner = _defining_class(fn)
     if owner is not None:
         body = [ast.ClassDef(name=owner, bases=[], keywords=[], body=[node],
                              decorator_list=[])]
@@ -983,6 +1045,12 @@ def _converted_code(fn):
     ast.fix_missing_locations(module)
     module_code = compile(module, filename, "exec", flags=code.co_flags & _FUTURE_FLAGS,
                           dont_inherit=True)
+    return node, module_code, whole
+
+
+def _extract(code, module_code, owner, node):
+    """The converted function's code object, out of the module that defines its
+    factory; remembered for `code` (and `node`, its source, for to_source)."""
     factory_code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
     scope_code = factory_code
     if owner is not None:
@@ -996,11 +1064,15 @@ def _converted_code(fn):
     new_code = new_code.replace(**names)
     _remember_codes(new_code)
     _CODE_CACHE[code] = new_code
-    _SOURCE_CACHE[new_code] = node
+    if node is not None:
+        _SOURCE_CACHE[new_code] = node
+    else:
+        _FROM_DISK.add(new_code)
     return new_code
 
 
 _SOURCE_CACHE = {}  # converted code object -> the converted FunctionDef (for to_source)
+_FROM_DISK = set()  # converted code objects loaded from conversion_cache (no FunctionDef)
 
 
 def _remember_codes(code):
@@ -1138,7 +1210,11 @@ def to_source(fn):
     if isinstance(fn, types.MethodType):
         fn = fn.__func__
     converted = convert(fn)
-    node = _SOURCE_CACHE.get(getattr(converted, "__code__", None))
+    converted_code = getattr(converted, "__code__", None)
+    node = _SOURCE_CACHE.get(converted_code)
+    if node is None and converted_code in _FROM_DISK:
+        node = _SOURCE_CACHE[converted_code] = _converted_tree(
+            fn, *_source(fn), _defining_class(fn))[0]
     if node is None:
         return inspect.getsource(fn)
     return ast.unparse(node)

@@ -183,6 +183,24 @@ def verified(path, content):
     return body if hmac.compare_digest(mac, _mac(folder, name, body)) else None
 
 
+def read_signed(path):
+    """The verified body of the signed file `path`, or None: missing, or not tapeflow's
+    own (reported, once per process)."""
+    try:
+        with open(path, "rb") as f:
+            content = f.read()
+    except FileNotFoundError:
+        return None
+    body = verified(path, content)
+    if body is None:
+        report_damage(path, "its signature does not match")
+    return body
+
+
+def write_signed(path, body):
+    write_private(path, sign(path, body))
+
+
 def _owner_and_name(path):
     """The cache directory (whose key signs) and the name of a file in it or in Numba's
     subdirectory."""

@@ -104,18 +104,10 @@ class SignedIndexData:
 
     def _read(self, path):
         """The verified body of `path`, or None (missing or not ours)."""
-        try:
-            with open(path, "rb") as f:
-                content = f.read()
-        except FileNotFoundError:
-            return None
-        body = cache_store.verified(path, content)
-        if body is None:
-            cache_store.report_damage(path, "its signature does not match")
-        return body
+        return cache_store.read_signed(path)
 
     def _write(self, path, body):
-        cache_store.write_private(path, cache_store.sign(path, body))
+        cache_store.write_signed(path, body)
 
     def _load_index(self):
         body = self._read(self._index_path)
