@@ -17,7 +17,7 @@ def _unstacked(cg, node, result, batch_dims, k=None, trailing=2):
     stack axis split back into the batch dimensions."""
     array = result if k is None else f"{result}[{k}]"
     shape = batch_dims + [f"{array}.shape[{i + 1}]" for i in range(trailing)]
-    cg.output(node, cg.assign(f"{array}.reshape({tuple_expr(shape)})"), k=k or 0)
+    cg.output(node, cg.assign(f"reshaped({array}, {tuple_expr(shape)})"), k=k or 0)
 
 
 def _stacked_call(cg, node, kernel, *attrs):
@@ -70,7 +70,7 @@ def _lu(cg, node):
     _unstacked(cg, node, found, batch, 0)
     perm = cg.assign(f"{found}[1].astype({np_name(node.attrs['output_idx_type'])})")
     shape = tuple_expr(batch + [f"{perm}.shape[1]"])
-    cg.output(node, cg.assign(f"{perm}.reshape({shape})"), k=1)
+    cg.output(node, cg.assign(f"reshaped({perm}, {shape})"), k=1)
 
 
 @lowers(TRIDIAGONAL_SOLVE)
@@ -126,7 +126,7 @@ def _triangular_solve(cg, node):
         if tuple(v.shape[:-2]) != tuple(y._shape[:-2]) or None in v.shape[:-2]:
             name = cg.assign(f"np.ascontiguousarray(np.broadcast_to({name}, "
                              f"{tuple_expr(batch_dims + dims[-2:])}))")
-        stacks.append(cg.assign(f"{name}.reshape(({cg.product(batch_dims)}, "
+        stacks.append(cg.assign(f"reshaped({name}, ({cg.product(batch_dims)}, "
                                 f"{dims[-2]}, {dims[-1]}))"))
     solved = cg.assign(f"triangular_solve3({stacks[0]}, {stacks[1]}, "
                        f"{node.attrs['lower']}, {node.attrs['adjoint']})")

@@ -326,14 +326,14 @@ class Codegen:
         """v as a C-contiguous (outer, axis, inner) array, and its dims."""
         dims = self.dims(v)
         outer, inner = self.product(dims[:axis]), self.product(dims[axis + 1:])
-        view = self.assign(f"{self.contiguous(v)}.reshape(({outer}, {dims[axis]}, {inner}))")
+        view = self.assign(f"reshaped({self.contiguous(v)}, ({outer}, {dims[axis]}, {inner}))")
         return view, dims
 
     def batched(self, v, k=2):
         """v as a C-contiguous (batch, last k dims...) array, and its dims."""
         dims = self.dims(v)
         b = self.product(dims[:-k])
-        return self.assign(f"{self.contiguous(v)}.reshape(({b}, {', '.join(dims[-k:])}))"), dims
+        return self.assign(f"reshaped({self.contiguous(v)}, ({b}, {', '.join(dims[-k:])}))"), dims
 
     def runtime_dims(self, shape, rank):
         """Expressions for the entries of an int shape vector computed by the graph."""

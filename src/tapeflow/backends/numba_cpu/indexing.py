@@ -101,12 +101,12 @@ def _strided_slice_grad(cg, node):
         cg.output(node, out)
         return
     if not value_dims:  # a single element, under size-1 axes
-        cg.emit(f"{region} = {cg.contiguous(dy)}.reshape(1)[0]")
+        cg.emit(f"{region} = reshaped({cg.contiguous(dy)}, 1)[0]")
         cg.output(node, out)
         return
     if len(value_dims) != dy.rank:
         src = cg.contiguous(dy)
-        value = cg.assign(f"{src}.reshape({tuple_expr(f'{src}.shape[{d}]' for d in value_dims)})")
+        value = cg.assign(f"reshaped({src}, {tuple_expr(f'{src}.shape[{d}]' for d in value_dims)})")
     else:
         value = cg.array(dy)
     cg.emit(f"copy_into({region}, {value})")
@@ -152,13 +152,13 @@ def _gather(cg, node):
     outer = cg.product(pd[b:axis])
     inner = cg.product(pd[axis + 1:])
     m = cg.product(id_[b:])
-    p4 = cg.assign(f"{cg.contiguous(p)}.reshape(({batch}, {outer}, {pd[axis]}, {inner}))")
-    i2 = cg.assign(f"{cg.contiguous(i)}.reshape(({batch}, {m}))")
+    p4 = cg.assign(f"reshaped({cg.contiguous(p)}, ({batch}, {outer}, {pd[axis]}, {inner}))")
+    i2 = cg.assign(f"reshaped({cg.contiguous(i)}, ({batch}, {m}))")
     o4 = cg.assign(f"empty_array({shape_tuple([batch, outer, m, inner])}, {np_name(y.dtype)})")
     code = cg.error("gather", node, i.shape)
     cg.emit(f"gather4({p4}, {i2}, {o4}, {code})")
     shape = pd[:axis] + id_[b:] + pd[axis + 1:]
-    cg.output(node, cg.assign(f"{o4}.reshape({tuple_expr(shape)})"))
+    cg.output(node, cg.assign(f"reshaped({o4}, {tuple_expr(shape)})"))
 
 
 def _check_gathersubscript(cg, node, p, axis, k, when=""):
@@ -210,12 +210,12 @@ def _segment_sum(cg, node):
     k = ids.rank
     n = cg.runtime_ints([node.attrs["num_segments"]])[0]
     m, inner = cg.product(dd[:k]), cg.product(dd[k:])
-    d2 = cg.assign(f"{cg.contiguous(data)}.reshape(({m}, {inner}))")
-    i1 = cg.assign(f"{cg.contiguous(ids)}.reshape({m})")
+    d2 = cg.assign(f"reshaped({cg.contiguous(data)}, ({m}, {inner}))")
+    i1 = cg.assign(f"reshaped({cg.contiguous(ids)}, {m})")
     o2 = cg.assign(f"zeros_array({shape_tuple([n, inner])}, {np_name(y.dtype)})")
     code = cg.error("segment", node, ids.shape)
     cg.emit(f"segment_sum({d2}, {i1}, {o2}, {code})")
-    cg.output(node, cg.assign(f"{o2}.reshape({tuple_expr([n] + dd[k:])})"))
+    cg.output(node, cg.assign(f"reshaped({o2}, {tuple_expr([n] + dd[k:])})"))
 
 
 def _index_rows(cg, node, i):
@@ -225,7 +225,7 @@ def _index_rows(cg, node, i):
     if depth is None or depth == 0:
         raise Unsupported(f"{node.op.name} with index depth {depth} at {node.where()}")
     m = cg.product(cg.dims(i)[:-1])
-    return depth, m, cg.assign(f"{cg.contiguous(i)}.reshape(({m}, {depth}))")
+    return depth, m, cg.assign(f"reshaped({cg.contiguous(i)}, ({m}, {depth}))")
 
 
 def _check_index_rows(cg, node, i, rows, depth, shape):
@@ -255,11 +255,11 @@ def _gather_nd(cg, node):
     depth, m, i2 = _index_rows(cg, node, i)
     pd = cg.dims(p)
     inner = cg.product(pd[depth:])
-    p2 = cg.assign(f"{cg.contiguous(p)}.reshape(({cg.product(pd[:depth])}, {inner}))")
+    p2 = cg.assign(f"reshaped({cg.contiguous(p)}, ({cg.product(pd[:depth])}, {inner}))")
     o2 = cg.assign(f"empty_array({shape_tuple([m, inner])}, {np_name(y.dtype)})")
     _check_index_rows(cg, node, i, i2, depth, pd)
     cg.emit(f"gather_nd2({p2}, {i2}, {tuple_expr(pd[:depth])}, {o2})")
-    cg.output(node, cg.assign(f"{o2}.reshape({tuple_expr(cg.dims(i)[:-1] + pd[depth:])})"))
+    cg.output(node, cg.assign(f"reshaped({o2}, {tuple_expr(cg.dims(i)[:-1] + pd[depth:])})"))
 
 
 def _scatter_rows(cg, node, i, u, shape, start):
@@ -268,10 +268,10 @@ def _scatter_rows(cg, node, i, u, shape, start):
     depth, m, i2 = _index_rows(cg, node, i)
     inner = cg.product(shape[depth:])
     o2 = cg.assign(start(cg.product(shape[:depth]), inner))
-    u2 = cg.assign(f"{cg.contiguous(u)}.reshape(({m}, {inner}))")
+    u2 = cg.assign(f"reshaped({cg.contiguous(u)}, ({m}, {inner}))")
     _check_index_rows(cg, node, i, i2, depth, shape)
     cg.emit(f"scatter_nd2({i2}, {u2}, {tuple_expr(shape[:depth])}, {o2})")
-    cg.output(node, cg.assign(f"{o2}.reshape({tuple_expr(shape)})"))
+    cg.output(node, cg.assign(f"reshaped({o2}, {tuple_expr(shape)})"))
 
 
 @lowers(SCATTER_ND)
@@ -286,7 +286,7 @@ def _scatter_nd(cg, node):
 def _tensor_scatter_add(cg, node):
     t, i, u = (cg.val(x) for x in node.inputs)
     _scatter_rows(cg, node, i, u, cg.dims(t),
-                  lambda rows, inner: f"{cg.contiguous(t)}.reshape(({rows}, {inner})).copy()")
+                  lambda rows, inner: f"reshaped({cg.contiguous(t)}, ({rows}, {inner})).copy()")
 
 
 @lowers(WHERE)
@@ -295,7 +295,7 @@ def _where(cg, node):
     if c.rank == 0:
         cg.output(node, cg.assign(f"zeros_array((1 if {cg.scalar(c)} else 0, 0), np.int64)"))
         return
-    flat = cg.assign(f"{cg.contiguous(c)}.reshape({cg.product(cg.dims(c))})")
+    flat = cg.assign(f"reshaped({cg.contiguous(c)}, {cg.product(cg.dims(c))})")
     cg.output(node, cg.assign(f"argwhere_flat({flat}, {tuple_expr(cg.dims(c))})"))
 @lowers(ONE_HOT)
 def _one_hot(cg, node):
@@ -306,8 +306,8 @@ def _one_hot(cg, node):
     depth = cg.runtime_ints([a["depth"]])[0]
     dims = cg.dims(i)
     outer, inner = cg.product(dims[:axis]), cg.product(dims[axis:])
-    i2 = cg.assign(f"{cg.contiguous(i)}.reshape(({outer}, {inner}))")
+    i2 = cg.assign(f"reshaped({cg.contiguous(i)}, ({outer}, {inner}))")
     o3 = cg.assign(f"empty_array({shape_tuple([outer, depth, inner])}, {np_name(y.dtype)})")
     cg.emit(f"one_hot3({i2}, {o3}, {literal(a['on_value'], y.dtype)}, "
             f"{literal(a['off_value'], y.dtype)})")
-    cg.output(node, cg.assign(f"{o3}.reshape({tuple_expr(dims[:axis] + [depth] + dims[axis:])})"))
+    cg.output(node, cg.assign(f"reshaped({o3}, {tuple_expr(dims[:axis] + [depth] + dims[axis:])})"))

@@ -86,14 +86,14 @@ def _batch_matmul(cg, node):
                                f"{tuple_expr(batch_dims + dims[-2:])}))")
         else:
             name = cg.contiguous(v)
-        names.append(cg.assign(f"{name}.reshape(({cg.product(batch_dims)}, "
+        names.append(cg.assign(f"reshaped({name}, ({cg.product(batch_dims)}, "
                                  f"{dims[-2]}, {dims[-1]}))"))
     if y.dtype.is_complex:  # bmm3 transposes; an adjoint conjugates too
         names = [cg.assign(f"np.conj({n})") if adj else n
                  for n, adj in zip(names, (node.attrs["adj_x"], node.attrs["adj_y"]))]
     out = cg.assign(f"bmm3({names[0]}, {names[1]}, np.bool_({node.attrs['adj_x']}), "
                       f"np.bool_({node.attrs['adj_y']}))")
-    cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(batch_dims + [f'{out}.shape[1]', f'{out}.shape[2]'])})"))
+    cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(batch_dims + [f'{out}.shape[1]', f'{out}.shape[2]'])})"))
 
 
 def _check_inner_dims(cg, node, a, b, adj_a, adj_b):
@@ -129,7 +129,7 @@ def _inverse(cg, node):
     x = cg.val(node.inputs[0])
     x3, dims = cg.batched(x)
     out = cg.assign(f"inv3({x3}, {node.attrs['adjoint']})")
-    cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(dims)})"))
+    cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims)})"))
 
 
 @lowers(MATRIX_DETERMINANT)
@@ -137,7 +137,7 @@ def _det(cg, node):
     x = cg.val(node.inputs[0])
     x3, dims = cg.batched(x)
     out = cg.assign(f"det3({x3})")
-    cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(dims[:-2])})"))
+    cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims[:-2])})"))
 
 
 @lowers(MATRIX_SOLVE)
@@ -146,7 +146,7 @@ def _solve(cg, node):
     a3, _ = cg.batched(a)
     b3, dims = cg.batched(b)
     out = cg.assign(f"solve3({a3}, {b3}, {node.attrs['adjoint']})")
-    cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(dims)})"))
+    cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims)})"))
 
 
 @lowers(MATRIX_DIAG)
@@ -159,7 +159,7 @@ def _diag(cg, node):
     k = cg.runtime_ints([a["k"]])[0]
     out = cg.assign(f"diag3({d2}, {k}, {rows}, {cols}, "
                       f"{literal(a['padding_value'], y.dtype)})")
-    cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(dims[:-1] + [f'{out}.shape[1]', f'{out}.shape[2]'])})"))
+    cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims[:-1] + [f'{out}.shape[1]', f'{out}.shape[2]'])})"))
 
 
 @lowers(MATRIX_DIAG_PART)
@@ -168,7 +168,7 @@ def _diag_part(cg, node):
     x3, dims = cg.batched(x)
     k = cg.runtime_ints([node.attrs["k"]])[0]
     out = cg.assign(f"diag_part3({x3}, {k})")
-    cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(dims[:-2] + [f'{out}.shape[1]'])})"))
+    cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims[:-2] + [f'{out}.shape[1]'])})"))
 # -- einsum: nested loops over every label -------------------------------------------------------
 
 @lowers(EINSUM, UNARY_EINSUM)

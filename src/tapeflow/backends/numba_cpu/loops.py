@@ -499,14 +499,14 @@ class _Reduction:
             a = self.array
             if node.op.reduction == "mean":
                 if out.dtype.is_integer:
-                    a = f"int_mean_array({a}.astype({out_np}), {count})"
+                    a = f"int_mean_array(cast_array({a}, {out_np}), {count})"
                 else:
-                    a = f"({a} / np.float64({count})).astype({out_np})"
+                    a = f"cast_array({a} / np.float64({count}), {out_np})"
             elif self.acc_dt is not out.dtype:
-                a = f"{a}.astype({out_np})"
+                a = f"cast_array({a}, {out_np})"
             if not self.keepdims:
                 shape = [b for d, b in enumerate(bounds) if d not in self.axes]
-                a = f"{a}.reshape({tuple_expr(shape)})"
+                a = f"reshaped({a}, {tuple_expr(shape)})"
             name = cg.assign(a)
         cg.define(out, Val(name, out.dtype, out._shape, "C"))
 

@@ -12,7 +12,7 @@ def _softmax(cg, node):
     axis = node.attrs["axis"] % x.rank
     x3, dims = cg.view3(x, axis)
     out = cg.assign(f"softmax3({x3}, {node.op is LOG_SOFTMAX})")
-    cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(dims)})"))
+    cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims)})"))
 
 
 @lowers(SOFTMAX_XENT)
@@ -23,26 +23,26 @@ def _xent(cg, node):
     l3, _ = cg.view3(lab, axis)
     loss, back = cg.fresh(), cg.fresh()
     cg.emit(f"{loss}, {back} = xent3({f3}, {l3})")
-    cg.output(node, cg.assign(f"{loss}.reshape({tuple_expr(dims[:axis] + dims[axis + 1:])})"),
+    cg.output(node, cg.assign(f"reshaped({loss}, {tuple_expr(dims[:axis] + dims[axis + 1:])})"),
          "C", 0)
-    cg.output(node, cg.assign(f"{back}.reshape({tuple_expr(dims)})"), "C", 1)
+    cg.output(node, cg.assign(f"reshaped({back}, {tuple_expr(dims)})"), "C", 1)
 
 
 @lowers(SPARSE_SOFTMAX_XENT)
 def _sparse_xent(cg, node):
     f, lab = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     f2, dims = cg.batched(f, 1)
-    l1 = cg.assign(f"{cg.contiguous(lab)}.reshape({cg.product(dims[:-1])})")
+    l1 = cg.assign(f"reshaped({cg.contiguous(lab)}, {cg.product(dims[:-1])})")
     loss, back = cg.fresh(), cg.fresh()
     code = cg.error("label", node)
     cg.emit(f"{loss}, {back} = sparse_xent2({f2}, {l1}, {code})")
-    cg.output(node, cg.assign(f"{loss}.reshape({tuple_expr(dims[:-1])})"), "C", 0)
-    cg.output(node, cg.assign(f"{back}.reshape({tuple_expr(dims)})"), "C", 1)
+    cg.output(node, cg.assign(f"reshaped({loss}, {tuple_expr(dims[:-1])})"), "C", 0)
+    cg.output(node, cg.assign(f"reshaped({back}, {tuple_expr(dims)})"), "C", 1)
 
 
 @lowers(L2_LOSS)
 def _l2_loss(cg, node):
     t = cg.val(node.inputs[0])
     y = node.outputs[0]
-    flat = cg.assign(f"{cg.contiguous(t)}.reshape({cg.product(cg.dims(t))})")
+    flat = cg.assign(f"reshaped({cg.contiguous(t)}, {cg.product(cg.dims(t))})")
     cg.output(node, cg.assign(f"scalar_array({np_name(y.dtype)}(l2_loss1({flat})))"))

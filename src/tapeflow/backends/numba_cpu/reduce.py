@@ -14,7 +14,7 @@ def _argmax(cg, node):
     x3, dims = cg.view3(x, axis)
     fn = "argmax3" if node.op is ARG_MAX else "argmin3"
     out = cg.assign(f"{fn}({x3}).astype({np_name(y.dtype)})")
-    cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(dims[:axis] + dims[axis + 1:])})"))
+    cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims[:axis] + dims[axis + 1:])})"))
 
 
 @lowers(CUMSUM, CUMPROD)
@@ -29,4 +29,4 @@ def _scan(cg, node):
     x3, dims = cg.view3(x, axis)
     prod = node.op is CUMPROD
     out = cg.assign(f"scan3({x3}, {prod}, {bool(a['exclusive'])}, {bool(a['reverse'])})")
-    cg.output(node, cg.assign(f"{out}.reshape({tuple_expr(dims)})"))
+    cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims)})"))

@@ -11,11 +11,11 @@ def _bound(cg, node):
     sorted_inputs, values = (cg.val(x) for x in node.inputs)
     s_dims, v_dims = cg.dims(sorted_inputs), cg.dims(values)
     rows = cg.product(v_dims[:-1])
-    s2 = cg.assign(f"{cg.contiguous(sorted_inputs)}.reshape(({rows}, {s_dims[-1]}))")
-    v2 = cg.assign(f"{cg.contiguous(values)}.reshape(({rows}, {v_dims[-1]}))")
+    s2 = cg.assign(f"reshaped({cg.contiguous(sorted_inputs)}, ({rows}, {s_dims[-1]}))")
+    v2 = cg.assign(f"reshaped({cg.contiguous(values)}, ({rows}, {v_dims[-1]}))")
     found = cg.assign(f"searchsorted_rows({s2}, {v2}, {node.op is UPPER_BOUND})")
     out_type = np_name(node.outputs[0].dtype)
-    cg.output(node, cg.assign(f"{found}.astype({out_type}).reshape({tuple_expr(v_dims)})"))
+    cg.output(node, cg.assign(f"reshaped(cast_array({found}, {out_type}), {tuple_expr(v_dims)})"))
 
 
 @lowers(UNIQUE, UNIQUE_WITH_COUNTS)

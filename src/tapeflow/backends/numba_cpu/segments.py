@@ -17,8 +17,8 @@ def _lowering(kind, sorted_ids):
         dd = cg.dims(data)
         k = ids.rank
         rows, inner = cg.product(dd[:k]), cg.product(dd[k:])
-        d2 = cg.assign(f"{cg.contiguous(data)}.reshape(({rows}, {inner}))")
-        i1 = cg.assign(f"{cg.contiguous(ids)}.reshape({rows})")
+        d2 = cg.assign(f"reshaped({cg.contiguous(data)}, ({rows}, {inner}))")
+        i1 = cg.assign(f"reshaped({cg.contiguous(ids)}, {rows})")
         if sorted_ids:
             codes = [cg.error(name, node) for name in
                      ("segment_size", "segment_negative", "segment_order")]
@@ -30,7 +30,7 @@ def _lowering(kind, sorted_ids):
         code = cg.error("segment", node, ids.shape)
         out = cg.assign(f"segment_reduce({d2}, {i1}, {n}, {_KIND_CODES[kind]}, "
                         f"{literal(empty, y.dtype)}, {zero_if_empty}, {code})")
-        cg.output(node, cg.assign(f"{out}.reshape({tuple_expr([n] + dd[k:])})"))
+        cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr([n] + dd[k:])})"))
     return lower
 
 

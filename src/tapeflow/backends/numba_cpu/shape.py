@@ -36,7 +36,7 @@ def _reshape(cg, node):
     elif None in x.shape:  # infer could not count the elements: count them now
         cg.emit(f"check_reshape_size({src}.size, {tuple_expr(shape)}, {cg.error('reshape', node)}, "
                 f"{cg.error('reshape_multiple', node)})")
-    cg.output(node, cg.assign(f"{src}.reshape({tuple_expr(shape)})"))
+    cg.output(node, cg.assign(f"reshaped({src}, {tuple_expr(shape)})"))
 
 
 @lowers(DYNAMIC_RESHAPE)
@@ -51,7 +51,7 @@ def _dynamic_reshape(cg, node):
     for i in range(len(y._shape)):
         dims.append(cg.assign(f"reshape_dim({shape}, {src}.size, {i})"))
     _check_reshape_size(cg, node, src, dims)
-    cg.output(node, cg.assign(f"{src}.reshape({tuple_expr(dims)})"))
+    cg.output(node, cg.assign(f"reshaped({src}, {tuple_expr(dims)})"))
 
 
 def _check_reshape_size(cg, node, src, dims):
@@ -112,7 +112,7 @@ def _expand_squeeze(cg, node):
                                   f"{node.where()}")
     if len(shape) != len(y._shape):
         raise Unsupported(f"{node.op.name}: unexpected rank at {node.where()}")
-    cg.output(node, cg.assign(f"{cg.contiguous(x)}.reshape({tuple_expr(shape)})"))
+    cg.output(node, cg.assign(f"reshaped({cg.contiguous(x)}, {tuple_expr(shape)})"))
 
 
 @lowers(PACK)

@@ -20,7 +20,7 @@ from .text import np_name, tuple_expr
 def _shaped(cg, node, flat, dims):
     """Defines node's output as the flat draws `flat` cast to its dtype, shaped `dims`."""
     dtype = np_name(node.outputs[0].dtype)
-    cg.output(node, cg.assign(f"{flat}.astype({dtype}).reshape({tuple_expr(dims)})"))
+    cg.output(node, cg.assign(f"reshaped(cast_array({flat}, {dtype}), {tuple_expr(dims)})"))
 
 
 @lowers(RANDOM_GAMMA, RANDOM_POISSON)
@@ -48,7 +48,7 @@ def _stateless_gamma(cg, node):
     if isinstance(seed, Symbolic) or cg.nesting:
         # A seed known only when the kernel runs, or a draw that runs many times per call,
         # each from the seed's own generator: NumPy's kernel in object mode.
-        values = f"{cg.contiguous(cg.val(seed))}.astype(np.int64)"
+        values = f"cast_array({cg.contiguous(cg.val(seed))}, np.int64)"
         flat = f"stateless_gamma_draws({values}, {alpha_array}, {tuple_expr(dims)})"
     else:  # a constant seed: the caller makes its generator afresh at every call
         name = cg.fresh("S")

@@ -11,7 +11,7 @@ def _top_k(cg, node):
     x = cg.val(node.inputs[0])
     dims = cg.dims(x)
     k = node.attrs["k"]
-    rows = cg.assign(f"{cg.contiguous(x)}.reshape(({cg.product(dims[:-1])}, {dims[-1]}))")
+    rows = cg.assign(f"reshaped({cg.contiguous(x)}, ({cg.product(dims[:-1])}, {dims[-1]}))")
     found = cg.assign(f"top_k_rows({rows}, {k})")
     shape = tuple_expr(dims[:-1] + [str(k)])
     cg.output(node, cg.assign(f"{found}[0].reshape({shape})"), k=0)

@@ -18,7 +18,7 @@ from .text import np_name, tuple_expr
 
 
 def _int64_array(cg, x):
-    return f"{cg.contiguous(cg.val(x))}.astype(np.int64)"
+    return f"cast_array({cg.contiguous(cg.val(x))}, np.int64)"
 
 
 @lowers(KEY_COUNTER)
@@ -42,7 +42,7 @@ def _draw_lowering(flat_draw):
         shape = node.attrs["shape"]
         args = f"{_int64_array(cg, node.inputs[0])}, {_int64_array(cg, node.inputs[1])}"
         flat = flat_draw(args, math.prod(shape), y.dtype._np.itemsize, node.attrs)
-        cg.output(node, cg.assign(f"{flat}.astype({np_name(y.dtype)})"
+        cg.output(node, cg.assign(f"cast_array({flat}, {np_name(y.dtype)})"
                                   f".reshape({tuple_expr(map(str, shape))})"))
     return lower
 

@@ -3,7 +3,9 @@ builds np.empty's array (its _empty_nd_impl), with no function to compile. Numba
 np.empty and np.full are functions it compiles again in every process, for each shape
 rank and dtype (0.1-0.3 s of a new kernel's first compile, and of many empty-cache
 compiles); helpers around them were compiled once per signature and cache directory, so
-every graph with a new rank or dtype still paid for one.
+every graph with a new rank or dtype still paid for one. Even _empty_nd_impl compiles a
+small function (its allocator trampoline, about 0.04 s) in every process: the memory
+comes from the runtime's allocator directly here (`new_array`, also used by views.py).
 
     empty_array(shape, dtype)          # shape: an int or a tuple of ints
     zeros_array(shape, dtype)
@@ -13,10 +15,11 @@ every graph with a new rank or dtype still paid for one.
 
 import numpy as np
 from numba import config, types
+from llvmlite import ir
 from numba.core import cgutils
 from numba.core.typing.npydecl import parse_dtype, parse_shape
 from numba.extending import intrinsic
-from numba.np.arrayobj import _empty_nd_impl, _parse_shape
+from numba.np.arrayobj import _parse_shape, get_itemsize, make_array, populate_array
 
 
 def _array_type(shape, dtype):
@@ -26,9 +29,37 @@ def _array_type(shape, dtype):
     return types.Array(nb_dtype, ndim, "C")
 
 
+def new_array(context, builder, array_type, dims):
+    """A new C-contiguous array of `array_type` whose shape is `dims` (intp values), its
+    memory from the runtime: what _empty_nd_impl builds, less the function it compiles."""
+    intp = context.get_value_type(types.intp)
+    itemsize = context.get_constant(types.intp, get_itemsize(context, array_type))
+    count, overflow = context.get_constant(types.intp, 1), ir.Constant(ir.IntType(1), 0)
+    for dim in list(dims) + [itemsize]:
+        product = builder.smul_with_overflow(count, dim)
+        count = builder.extract_value(product, 0)
+        overflow = builder.or_(overflow, builder.extract_value(product, 1))
+    with builder.if_then(overflow, likely=False):
+        context.call_conv.return_user_exc(builder, ValueError, (
+            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
+            "possible size.",))
+    align = context.get_preferred_array_alignment(array_type.dtype)
+    meminfo = context.nrt.meminfo_alloc_aligned(builder, count, align)
+    data = context.nrt.meminfo_data(builder, meminfo)
+    strides = [itemsize]
+    for dim in reversed(list(dims)[1:]):
+        strides.append(builder.mul(strides[-1], dim))
+    array = make_array(array_type)(context, builder)
+    populate_array(array, data=builder.bitcast(data, context.get_data_type(
+        array_type.dtype).as_pointer()), shape=cgutils.pack_array(builder, list(dims), ty=intp),
+        strides=cgutils.pack_array(builder, strides[::-1][:len(dims)], ty=intp),
+        itemsize=itemsize, meminfo=meminfo)
+    return array
+
+
 def _allocated(context, builder, array_type, shape_type, shape):
-    return _empty_nd_impl(context, builder, array_type,
-                          _parse_shape(context, builder, shape_type, shape))
+    return new_array(context, builder, array_type,
+                     _parse_shape(context, builder, shape_type, shape))
 
 
 def _fill(context, builder, array_type, array, value):
@@ -78,7 +109,7 @@ if not config.DISABLE_JIT:
         array_type = types.Array(value, 0, "C")
 
         def codegen(context, builder, signature, args):
-            array = _empty_nd_impl(context, builder, array_type, ())
+            array = new_array(context, builder, array_type, ())
             context.pack_value(builder, value, args[0], array.data)
             return array._getvalue()
         return array_type(value), codegen

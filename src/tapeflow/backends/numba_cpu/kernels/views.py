@@ -1,0 +1,121 @@
+"""Reshapes and dtype casts of whole arrays, built in place, as allocation.py builds new
+arrays. Numba lowers `a.reshape(shape)` through a function it compiles in every process
+(its reshape's shape check, about 0.07 s of each process's first kernel), and
+`a.astype(dtype)` is an overload it compiles per process and signature; these compile
+nothing for a C-contiguous array, the only layout generated kernels reshape (other
+layouts take Numba's own code).
+
+    reshaped(a, shape)      # a.reshape(shape): a view; shape an int or a tuple of ints
+    cast_array(a, dtype)    # a.astype(dtype): a new C-contiguous array
+"""
+
+import numpy as np
+from numba import config, types
+from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed, impl_ret_new_ref
+from numba.core.typing.npydecl import parse_dtype
+from numba.extending import intrinsic
+from numba.np.arrayobj import array_reshape, load_item, make_array, populate_array, store_item
+
+from .allocation import new_array
+
+
+def _shape_types(shape):
+    if isinstance(shape, types.Integer):
+        return (shape,)
+    if isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape):
+        return tuple(shape)
+    return None
+
+
+def _dims(context, builder, shape_type, shape):
+    values = [shape] if isinstance(shape_type, types.Integer) else \
+        cgutils.unpack_tuple(builder, shape, len(shape_type))
+    return [context.cast(builder, v, t, types.intp)
+            for v, t in zip(values, _shape_types(shape_type))]
+
+
+def _resolved(context, builder, dims, size):
+    """`dims` with a negative one inferred from `size`; raises ValueError (as NumPy) when
+    the sizes do not agree."""
+    intp = context.get_value_type(types.intp)
+    zero, one = intp(0), intp(1)
+    known, negatives = one, zero
+    for dim in dims:
+        negative = builder.icmp_signed("<", dim, zero)
+        known = builder.select(negative, known, builder.mul(known, dim))
+        negatives = builder.add(negatives, builder.zext(negative, intp))
+    empty = builder.icmp_signed("==", known, zero)
+    inferred = builder.select(empty, zero,
+                              builder.sdiv(size, builder.select(empty, one, known)))
+    dims = [builder.select(builder.icmp_signed("<", d, zero), inferred, d) for d in dims]
+    total = one
+    for dim in dims:
+        total = builder.mul(total, dim)
+    bad = builder.or_(builder.icmp_signed(">", negatives, one),
+                      builder.icmp_signed("!=", total, size))
+    with builder.if_then(bad, likely=False):
+        context.call_conv.return_user_exc(
+            builder, ValueError, ("cannot reshape array: the total size must be unchanged",))
+    return dims
+
+
+if not config.DISABLE_JIT:
+    @intrinsic
+    def reshaped(typingctx, array, shape):
+        dims = _shape_types(shape)
+        if not isinstance(array, types.Array) or dims is None or array.layout not in "CF":
+            return None
+        result = array.copy(ndim=len(dims), layout=array.layout)
+
+        def codegen(context, builder, signature, args):
+            if array.layout != "C":
+                return array_reshape(context, builder, result(array, types.UniTuple(
+                    types.intp, len(dims))), [args[0], cgutils.pack_array(
+                        builder, _dims(context, builder, shape, args[1]))])
+            source = make_array(array)(context, builder, args[0])
+            new = _resolved(context, builder, _dims(context, builder, shape, args[1]),
+                            source.nitems)
+            strides = [source.itemsize]
+            for dim in reversed(new[1:]):
+                strides.append(builder.mul(strides[-1], dim))
+            view = make_array(result)(context, builder)
+            intp = context.get_value_type(types.intp)
+            populate_array(view, data=source.data,
+                           shape=cgutils.pack_array(builder, new, ty=intp),
+                           strides=cgutils.pack_array(builder, strides[::-1][:len(new)],
+                                                      ty=intp),
+                           itemsize=source.itemsize, meminfo=source.meminfo,
+                           parent=source.parent)
+            return impl_ret_borrowed(context, builder, result, view._getvalue())
+        return result(array, shape), codegen
+
+    @intrinsic
+    def cast_array(typingctx, array, dtype):
+        target = parse_dtype(dtype)
+        if not isinstance(array, types.Array) or target is None or (
+                isinstance(array.dtype, types.Complex) and not isinstance(target, types.Complex)):
+            return None  # as Numba's astype: no complex to real
+        result = types.Array(target, array.ndim, "C")
+
+        def codegen(context, builder, signature, args):
+            if array.layout != "C":
+                return context.compile_internal(
+                    builder, lambda a, d: a.astype(d), signature, args)
+            source = make_array(array)(context, builder, args[0])
+            dims = cgutils.unpack_tuple(builder, source.shape, array.ndim)
+            out = new_array(context, builder, result, dims)
+            with cgutils.for_range(builder, source.nitems) as loop:
+                value = load_item(context, builder, array,
+                                  cgutils.gep(builder, source.data, loop.index))
+                store_item(context, builder, result,
+                           context.cast(builder, value, array.dtype, target),
+                           cgutils.gep(builder, out.data, loop.index))
+            return impl_ret_new_ref(context, builder, result, out._getvalue())
+        return result(array, dtype), codegen
+else:  # kernels run as Python
+    def reshaped(array, shape):
+        return array.reshape(shape)
+
+    def cast_array(array, dtype):
+        return np.ascontiguousarray(array.astype(dtype))
