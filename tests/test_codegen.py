@@ -111,7 +111,7 @@ def kernel(x, K_float32, W):
     sum_acc = np.float64(0.0)
     sum_chunk = empty_array(1024, np.float32)
     for b6 in range(0, n2, 1024):
-        m7 = minimum(1024, n2 - b6)
+        m7 = 1024 if n2 - b6 > 1024 else n2 - b6
         x_chunk = x[b6:b6 + m7]
         for j8 in range(m7):
             x_s = x_chunk[j8]
@@ -133,8 +133,8 @@ def test_generated_kernel_snapshot():
     where = f"{__file__}:{fn.__code__.co_firstlineno}: {LAMBDA_LINE}"
     body = compiled.source[compiled.source.index("@njit"):]
     assert body == SNAPSHOT.format(where=where)
-    assert ("from tapeflow.backends.numba_cpu.kernels.scalar_math import minimum, radd_fast"
-            in compiled.source)
+    assert "from tapeflow.backends.numba_cpu.kernels.scalar_math import radd_fast" in \
+        compiled.source
     (out,) = run(compiled, np.arange(5, dtype=np.float32))
     assert out.dtype == np.float32 and out.shape == () and float(out) == 25.0
 
@@ -923,3 +923,17 @@ def test_random_draws_inside_branches_and_loops_compile_and_match_the_numpy_tier
         for a, b in zip(interpreted, compiled):  # the same draws; sin may differ by an ulp
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
     assert results["sync"][0][1].shape == (4, 6)
+
+
+def test_checks_fail_through_helper_calls_not_raises_in_the_kernel():
+    from tapeflow.backends.numba_cpu.raises import as_calls
+    lines = ["    if (k < 0 or k >= x.shape[0]): raise IndexError(3, k, x.shape[0], 0)",
+             "        if a != b: raise ValueError(code_base + 2)",
+             "    if n: raise ValueError(7, (p * q), size(r, s))",
+             "    y = x + 1"]
+    assert as_calls(lines) == [
+        "    if (k < 0 or k >= x.shape[0]): fail_index(np.int64(3), (np.int64(k), "
+        "np.int64(x.shape[0]), np.int64(0), ))",
+        "        if a != b: fail_value(np.int64(code_base + 2), ())",
+        "    if n: fail_value(np.int64(7), (np.int64((p * q)), np.int64(size(r, s)), ))",
+        "    y = x + 1"]

@@ -40,6 +40,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     nn,
     outline,
     pooling,
+    raises,
     random,
     reduce,
     searching,
@@ -107,9 +108,10 @@ def assemble(cg):
         params.append(generator.Param("W", "site", None, np.dtype(np.int64), 1))
     body = generator.without_dead_views(cg.prologue_lines() + cg.lines)
     body, repeated = outline.outline(body, [p.name for p in params], cg.readable)
+    body = raises.as_calls(body)
     functions = []
     for function in repeated:
-        functions += [_JIT, *function.lines, "", ""]
+        functions += [_JIT, *raises.as_calls(function.lines), "", ""]
     text = "\n".join(names.module_lines(functions + body))
     helpers = _helpers()
     by_module = {}

@@ -165,7 +165,10 @@ def _check_gathersubscript(cg, node, p, axis, k, when=""):
     """Raises (as gather4 does) unless 0 <= k < p's size along `axis`."""
     code = cg.error("gather", node, ())
     n = f"{cg.array(p)}.shape[{axis}]"
-    cg.emit(f"if {when}({k} < 0 or {k} >= {n}): raise IndexError({code}, {k}, {n}, 0)")
+    if when:
+        cg.emit(f"if {when}({k} < 0 or {k} >= {n}): raise IndexError({code}, {k}, {n}, 0)")
+    else:  # a call: less for Numba to compile than the test and its raise
+        cg.emit(f"check_row(np.int64({code}), {k}, {n})")
 
 
 def _gather_range(cg, node, p, axis, start, count, step):
@@ -244,8 +247,7 @@ def _slicesubscript(cg, node):
     n = f"{cg.array(cg.val(node.inputs[0]))}.shape[{dim}]"
     k = cg.assign(cg.scalar(cg.val(node.inputs[1])))
     code = cg.error("index", node, dim)
-    cg.emit(f"if not -{n} <= {k} < {n}: raise IndexError({code}, {k})")
-    cg.local_scalar(node.outputs[0], f"{k} + {n} if {k} < 0 else {k}")
+    cg.local_scalar(node.outputs[0], f"checked_position(np.int64({code}), {k}, {n})")
 
 
 @lowers(GATHER_ND)

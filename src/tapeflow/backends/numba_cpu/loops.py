@@ -291,7 +291,8 @@ class _FusedLoop:
         base, m, j = cg.fresh("b"), cg.fresh("m"), cg.fresh("j")
         cg.emit(f"for {base} in range(0, {total}, {CHUNK}):")
         cg.depth += 1
-        cg.emit(f"{m} = minimum({CHUNK}, {total} - {base})")
+        # Not the minimum helper: an int conditional compiles to a select, nothing to link.
+        cg.emit(f"{m} = {CHUNK} if {total} - {base} > {CHUNK} else {total} - {base}")
         whole = {}
         for r in self.reads.values():
             if r.mode == "full":
@@ -511,6 +512,28 @@ class _Reduction:
         cg.define(out, Val(name, out.dtype, out._shape, "C"))
 
 
+_FILLS = {"ZerosLike": "zeros_array({shape}, {dtype})",
+          "OnesLike": "full_array({shape}, 1, {dtype})"}
+
+
+def _fill(cg, group):
+    """A group that is one ZerosLike or OnesLike alone: an allocation that fills (a
+    memset for zeros), not a loop that reads its input. Returns whether it emitted it."""
+    if len(group.nodes) != 1 or group.reductions or group.nodes[0].op.name not in _FILLS:
+        return False
+    node = group.nodes[0]
+    y = node.outputs[0]
+    if not y._shape:
+        return False
+    dims = cg.dims(cg.val(node.inputs[0]))
+    name = cg.assign(_FILLS[node.op.name].format(shape=shape_tuple(dims),
+                                                 dtype=np_name(y.dtype)))
+    cg.define(y, Val(name, y.dtype, y._shape, "C", owner=id(y)))
+    return True
+
+
 def emit_group(cg, group):
     """Emits a fusion group as one loop nest (Codegen's emit_group)."""
+    if _fill(cg, group):
+        return
     _FusedLoop(cg, group).emit()

@@ -23,7 +23,8 @@ from . import names, rolling
 
 # A store of the running node's site, a check's error code, an index into the ints.
 _SITE = re.compile(r"^(\s*W\[0\] = )(\d+)$")
-_CODE = re.compile(r"\braise (\w+)\((\d+)")
+# A check's error code: `raise E(<code>, ...)`, or the first argument of a check helper.
+_CODE = re.compile(r"\b(raise \w+|check_row|checked_position)\((np\.int64\()?(\d+)")
 _INT = re.compile(r"\bI\[(\d+)\]")
 # The names a generated line binds: `a = ...`, `a, b = ...`, `a += ...`, `for i in ...`.
 _STORED = re.compile(r"^\s*(?:for\s+)?(\w+(?:\s*,\s*\w+)*)\s*,?\s*"
@@ -181,7 +182,7 @@ class _Shape:
     def __init__(self, lines, kernel_names):
         self.lines = lines
         sites = [int(m.group(2)) for line in lines if (m := _SITE.match(line))]
-        codes = [int(c) for line in lines for _, c in _CODE.findall(line)]
+        codes = [int(c) for line in lines for _, _, c in _CODE.findall(line)]
         self.bases = (min(sites) if sites else None, min(codes) if codes else None)
         self.ints = []
         self.relative = []
@@ -209,9 +210,9 @@ class _Shape:
         site, code = self.bases
         if "W[0]" in line and (m := _SITE.match(line)) is not None:
             return f"{m.group(1)}site_base + {int(m.group(2)) - site}"
-        if "raise" in line:
-            line = _CODE.sub(
-                lambda m: f"raise {m.group(1)}(code_base + {int(m.group(2)) - code}", line)
+        if "raise" in line or "check" in line:
+            line = _CODE.sub(lambda m: f"{m.group(1)}({m.group(2) or ''}code_base + "
+                                       f"{int(m.group(3)) - code}", line)
         if "I[" not in line:
             return line
 

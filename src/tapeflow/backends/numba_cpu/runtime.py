@@ -92,6 +92,8 @@ class CompiledGraph:
         (and values) naming its node; any other error is NumPy's (as Numba implements
         it) for the node that was running, which the kernel wrote in its `W` argument."""
         args = error.args
+        if len(args) == 2 and type(args[1]) is tuple:  # kernels/failures.py: (code, values)
+            args = (args[0], *args[1])
         if type(error) in (ValueError, IndexError) and args and type(args[0]) is int \
                 and 0 <= args[0] < len(self._errors):
             kind, node, detail = self._errors[args[0]]
@@ -105,7 +107,8 @@ class CompiledGraph:
 
 
 # What a compiled kernel's error codes mean: `raise ValueError(code, value)` in the
-# generated source names one of these, with the node it checks.
+# generated source (a call of kernels/failures.py in the kernel) names one of these, with
+# the node it checks.
 _MESSAGES = {
     "check": "{detail} (at {where})",
     "shape": "Incompatible shapes at run time in {op} at {where}",

@@ -13,7 +13,7 @@ from numba import njit
 
 # The modules whose public functions generated kernels import by name.
 HELPER_MODULES = ("scalar_math", "special_math", "arrays", "gemm", "matrices", "windows",
-                  "segments", "philox", "fourier", "draws", "allocation", "views")
+                  "segments", "philox", "fourier", "draws", "allocation", "views", "failures")
 # Every module whose source the compiled kernels depend on.
 SOURCE_MODULES = HELPER_MODULES + ("microgemm", "numpy_blas")
 
