@@ -2253,3 +2253,31 @@ def test_without_a_gpu_every_placement_shares_the_cpus_trace(log_placement, capf
     finally:
         tf.debugging.set_log_device_placement(False)
         capfd.readouterr()
+
+
+def test_interpreted_nodes_traced_with_known_shapes_run_without_the_eager_checks(monkeypatch):
+    """The NumPy tier calls the kernels of nodes that tracing checked with these very
+    shapes directly; a node whose input's size was unknown while tracing (it depends on
+    values) runs the eager checks, which raise TensorFlow's error."""
+    from tapeflow.ops import registry
+    monkeypatch.setattr(settings, "compile_mode", "off")
+    checked = []
+    run_on_host = registry.run_on_host
+    monkeypatch.setattr(registry, "run_on_host",
+                        lambda op, *a: checked.append(op.name) or run_on_host(op, *a))
+
+    @tf.function
+    def masked(x, mask, z):
+        return tf.boolean_mask(x, mask) * z + 1.0
+
+    x, z = tf.constant([1.0, 2.0, 3.0, 4.0]), tf.constant([10.0, 20.0])
+    masked(x, tf.constant([True, False, True, False]), z)  # the trace
+    checked.clear()
+    np.testing.assert_allclose(masked(x, tf.constant([False, True, False, True]), z).numpy(),
+                               [21.0, 81.0])
+    # The mask's gather has a size known only when it runs, so Mul checks its inputs;
+    # its output broadcasts with z: of z's known size, so AddV2 needs no checks.
+    assert "GatherV2" in checked and "Mul" in checked and "AddV2" not in checked
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Incompatible shapes"):
+        masked(x, tf.constant([True, True, True, False]), z)
+    assert masked.experimental_get_tracing_count() == 1

@@ -6,7 +6,8 @@ import numpy as np
 
 from .. import context, placement
 from ..errors import OpError
-from ..ops.registry import bind
+from ..ops import registry
+from ..ops.registry import bind, run_inferred
 from ..device_tensor import alias
 from ..tensor import Symbolic, wrap
 
@@ -57,7 +58,7 @@ def _live_nodes(graph):
     key = (id(graph.nodes), len(graph.nodes), id(graph.outputs), len(graph.outputs))
     cached = getattr(graph, "_live_cache", None)
     if cached is not None and cached[0] == key:
-        return cached[1]
+        return cached[1], cached[2]
     from .passes import _effectful
     live = {id(x) for x in graph.outputs if type(x) is Symbolic}
     keep = []
@@ -66,8 +67,17 @@ def _live_nodes(graph):
             keep.append(node)
             live.update(id(x) for x in node.inputs if type(x) is Symbolic)
     keep.reverse()
-    graph._live_cache = (key, keep)
-    return keep
+    checked = {id(node) for node in keep if _checked_when_traced(node)}
+    graph._live_cache = (key, keep, checked)
+    return keep, checked
+
+
+def _checked_when_traced(node):
+    """Whether running `node` needs no checks: a plain kernel whose inputs had known
+    shapes when it was traced, so they have those shapes whenever its graph runs."""
+    op = node.op
+    return (not op.structural and op.draw is None
+            and all(x._shape is not None and None not in x._shape for x in node.inputs))
 
 
 def run_node(node, args, state, variable_values, substitute=None):
@@ -114,10 +124,19 @@ def run_graph(graph, inputs, variable_values, substitute=None):
         env[id(placeholder)] = value
     state = list(variable_values)
     node = None
+    nodes, checked = _live_nodes(graph)
+    # The first tier: nothing to tell (no tape, trace or check_numerics) and nothing to
+    # place, so the nodes that tracing checked call their kernels directly.
+    if (substitute is not None or context.interpreter.get() is not None or placement.active
+            or context.recording_tapes.get() or registry.eager_numerics_check is not None):
+        checked = ()
     try:
-        for node in _live_nodes(graph):
+        for node in nodes:
             args = [env[id(x)] if type(x) is Symbolic else x for x in node.inputs]
-            outs = run_node(node, args, state, variable_values, substitute)
+            if id(node) in checked:
+                outs = run_inferred(node.op, args, node.attrs)[1]
+            else:
+                outs = run_node(node, args, state, variable_values, substitute)
             if outs is not None:
                 for symbolic, value in zip(node.outputs, outs):
                     env[id(symbolic)] = value

@@ -303,6 +303,18 @@ def run_on_host(op, inputs, attrs=_NO_ATTRS):
         op.infer(*inputs, **attrs)
     else:  # the common case, without building keyword dicts
         op.infer(*inputs)
+    out, outputs = run_inferred(op, inputs, attrs)
+    if op.differentiable:
+        tapes = context.recording_tapes.get()
+        if tapes:
+            record(op, attrs, inputs, outputs, tapes)
+    return out
+
+
+def run_inferred(op, inputs, attrs=_NO_ATTRS):
+    """The NumPy kernel of an op whose inputs infer has accepted (eagerly, or when the
+    graph that holds it was traced with these very shapes): (its output, or the list of
+    them; the tuple of outputs). Nothing is recorded."""
     try:
         if attrs:
             result = op.eager(*[x._value for x in inputs], **attrs)
@@ -316,15 +328,9 @@ def run_on_host(op, inputs, attrs=_NO_ATTRS):
         _out_of_memory(op, inputs, attrs)
     if op.n_out == 1:
         out = wrap(result if isinstance(result, (np.ndarray, np.generic)) else np.asarray(result))
-        outputs = (out,)
-    else:
-        outputs = tuple([wrap(np.asarray(r)) for r in result])
-        out = list(outputs)
-    if op.differentiable:
-        tapes = context.recording_tapes.get()
-        if tapes:
-            record(op, attrs, inputs, outputs, tapes)
-    return out
+        return out, (out,)
+    outputs = tuple([wrap(np.asarray(r)) for r in result])
+    return list(outputs), outputs
 
 
 def _out_of_memory(op, inputs, attrs):
