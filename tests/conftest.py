@@ -14,6 +14,9 @@ from pathlib import Path
 # user's ~/.cache/tapeflow. config.py reads it when tapeflow is first imported.
 _CACHE_DIR = tempfile.mkdtemp(prefix="tapeflow-test-cache-")
 os.environ["TAPEFLOW_CACHE_DIR"] = _CACHE_DIR
+# Background compiles in threads: a process per tiered compile would start hundreds of
+# interpreters over the session. test_compile_process.py runs them in processes.
+os.environ["TAPEFLOW_COMPILE_PROCESSES"] = "0"
 if "tapeflow.config" in sys.modules:  # imported early (by a plugin): point it here too
     sys.modules["tapeflow.config"].settings.cache_dir = _CACHE_DIR
 

@@ -40,6 +40,9 @@ class _Settings:
         # larger, the least recently used kernels are removed. None: no cap.
         self.cache_max_bytes = _cache_max_bytes()
         self.compile_mode = os.environ.get("TAPEFLOW_COMPILE", "tiered")  # or "sync"
+        # Whether tiered mode's background compiles run in a process of their own (where
+        # there is a second CPU): a thread loses the interpreter lock to the calls.
+        self.compile_processes = os.environ.get("TAPEFLOW_COMPILE_PROCESSES", "1") != "0"
         self.run_functions_eagerly = False
 
 

@@ -85,6 +85,13 @@ os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
 WORTH_COMPILING = 0.02
 
 
+def _cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 class Compilation:
     """The compiled kernel of one graph: None until compiled (`kernel`), or the reason it
     never will be (`error`). settings.compile_mode picks when: "sync" at the first call,
@@ -131,10 +138,25 @@ class Compilation:
             # Hand the interpreter lock back first: the call that queued this compile
             # returns its answer now instead of after this thread's first time slice.
             time.sleep(0.001)
+            self._compile_elsewhere()
             self.compile()
         finally:
             self._done.set()
             _unfinished.discard(self)
+
+    def _compile_elsewhere(self):
+        """The compile's heavy part in a separate process, where the backend can and a
+        second CPU can run it (backends/numba_cpu/compile_process.py): `compile` then
+        loads the machine code. Any failure is the in-process compile's to report."""
+        if self.placed is not None or not settings.compile_processes or _cpus() < 2:
+            return
+        elsewhere = getattr(backend_registry.compiling_for("CPU"), "compile_elsewhere", None)
+        if elsewhere is None:
+            return
+        try:
+            elsewhere(self.graph)
+        except Exception:  # noqa: BLE001, S110 - compile() runs it again and reports it
+            pass
 
     def restart_after_fork(self):
         """In a forked child: the threads that held these locks or ran the compile are

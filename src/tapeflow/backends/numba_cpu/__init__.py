@@ -15,6 +15,7 @@ NumPy's numbers.
 """
 
 import re
+import weakref
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     cache,
     cache_store,
     candidate_sampling,
+    compile_process,
     checks,
     control_flow,
     convolution,
@@ -127,25 +129,25 @@ def assemble(cg):
     return module, shown, params
 
 
-def _numba_type(param):
-    import numba
-    if param.kind in ("stream", "seeded"):
-        return numba.typeof(np.random.default_rng(0))
-    return numba.types.Array(numba.from_dtype(param.dtype), param.ndim, "C")
-
-
-def compile_graph(graph):
-    """Compiles `graph` (optimized first: inlining, folding, CSE, DCE) to machine code.
-
-    Raises:
-      Unsupported: a node has no lowering (the message names the op and its source line).
-    """
-    from . import numba_cache
-    from .kernels import microgemm
+def _prepared(graph):
+    """`graph` optimized (inlining, folding, CSE, DCE) and generated: (optimized graph,
+    codegen state, output specs, assigned variables, module source, shown source,
+    parameters, the source's hash)."""
     optimized = compiler.optimize(graph)
     cg, output_specs, assigned = generator.generate(optimized, loops.emit_group)
     source, shown, params = assemble(cg)
-    digest = cache.key(source)
+    return optimized, cg, output_specs, assigned, source, shown, params, cache.key(source)
+
+
+# graph -> _prepared(graph), from compile_elsewhere, for the compile that follows it
+_prepared_elsewhere = weakref.WeakKeyDictionary()
+
+
+def machine_code(source, digest, argument_types):
+    """The loaded module of `source` (held: `cache.release` it), its kernel compiled for
+    `argument_types` or loaded from the cache directory."""
+    from . import numba_cache
+    from .kernels import microgemm
     module = cache.load(source, digest)
     try:
         kernel = module.kernel
@@ -155,9 +157,26 @@ def compile_graph(graph):
             numba_cache.cache_helpers()
             with cache.importable(module):
                 numba_cache.attach(kernel, kernel.py_func)
-                kernel.compile(tuple(_numba_type(p) for p in params))
-        compiled = CompiledGraph(optimized, kernel, params, cg, output_specs, assigned,
-                                 shown, digest, module_source=source)
+                kernel.compile(tuple(argument_types))
+    except BaseException:
+        cache.release(module)
+        raise
+    return module
+
+
+def compile_graph(graph):
+    """Compiles `graph` (optimized first: inlining, folding, CSE, DCE) to machine code.
+
+    Raises:
+      Unsupported: a node has no lowering (the message names the op and its source line).
+    """
+    prepared = _prepared_elsewhere.pop(graph, None) or _prepared(graph)
+    optimized, cg, output_specs, assigned, source, shown, params, digest = prepared
+    module = machine_code(source, digest, [compile_process.argument_type(p.kind, p.dtype, p.ndim)
+                                           for p in params])
+    try:
+        compiled = CompiledGraph(optimized, module.kernel, params, cg, output_specs,
+                                 assigned, shown, digest, module_source=source)
     except BaseException:
         cache.release(module)
         raise
@@ -173,6 +192,14 @@ class NumbaCPU(compiler.Backend):
 
     def compile(self, graph):
         return compile_graph(graph)
+
+    def compile_elsewhere(self, graph):
+        """Compiles `graph`'s kernel into the cache directory in a separate process,
+        unless it is there already (compile_process.py says why); `compile` then loads
+        it. Returns whether the kernel is in the cache now."""
+        prepared = _prepared_elsewhere[graph] = _prepared(graph)
+        *_, source, _, params, digest = prepared
+        return compile_process.compiled(source, digest, params)
 
     def clear_cache(self):
         """Removes the kernels from the cache directory (other files there are left

@@ -1,0 +1,100 @@
+"""A background compile's work, in a process of its own.
+
+A compile in a thread shares the interpreter lock with the calls that run meanwhile,
+and loses it: Numba's lowering and LLVM make thousands of foreign calls, and each gives
+the lock up and must wait for the calling thread to hand it back (up to the interpreter's
+switch interval, 5 ms). A kernel that takes 2 s to compile alone took minutes beside a
+training loop, which ran about 10% slower all that time. So the tiered mode's background
+compile runs `python -m tapeflow.backends.numba_cpu.compile_process` on the kernel module
+it wrote to the cache directory: the process compiles it (and the one-time kernels it
+needs) into the cache, on another core, and the thread then only loads the machine code.
+
+The process reads nothing but that cache directory, with the cache's checks: the module
+file must hash to its name (cache.py), Numba's files are signed (numba_cache.py).
+"""
+
+import atexit
+import glob
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+
+from . import cache, cache_store
+
+# Compile processes running, so that exiting stops them instead of leaving them behind.
+_running = set()
+_lock = threading.Lock()
+
+
+def argument_type(kind, dtype, ndim):
+    """The Numba type of a kernel parameter."""
+    import numba
+    if kind in ("stream", "seeded"):
+        return numba.typeof(np.random.default_rng(0))
+    return numba.types.Array(numba.from_dtype(np.dtype(dtype)), ndim, "C")
+
+
+def in_cache(digest):
+    """Whether Numba's index of the kernel module `digest` is in the cache directory (a
+    later load may still find it stale: it compiles then)."""
+    pattern = os.path.join(cache_store.directory(), cache_store.NUMBA_SUBDIR,
+                           f"{cache.module_name(digest)}.*.nbi")
+    return bool(glob.glob(pattern))
+
+
+def compiled(source, digest, params):
+    """Compiles the kernel of `source` (its parameters `params`) into the cache directory
+    in a new process, unless the cache has it. Returns whether the process succeeded (or
+    there was nothing to do); a failure is left to the in-process compile to report."""
+    if in_cache(digest):
+        return True
+    folder = os.path.dirname(cache.write(source, digest))
+    signature = json.dumps([[p.kind, np.dtype(p.dtype).str, int(p.ndim)] for p in params])
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))))
+    env = dict(os.environ, TAPEFLOW_CACHE_DIR=folder, PYTHONPATH=os.pathsep.join(
+        [package_parent] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", __name__, digest, signature], env=env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return False
+    with _lock:
+        _running.add(process)
+    try:
+        return process.wait() == 0
+    finally:
+        with _lock:
+            _running.discard(process)
+
+
+@atexit.register
+def stop_all():
+    """Stops the compile processes still running (at exit: their work is only a cache)."""
+    with _lock:
+        running = list(_running)
+    for process in running:
+        process.kill()
+
+
+def _main(digest, signature):
+    from . import machine_code
+    try:
+        with open(cache.path_for(digest), encoding="utf-8") as f:
+            source = f.read()
+    except OSError:
+        return 2
+    if cache.key(source) != digest:
+        return 2
+    types = [argument_type(kind, dtype, ndim) for kind, dtype, ndim in json.loads(signature)]
+    machine_code(source, digest, types)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(*sys.argv[1:3]))

@@ -1,0 +1,65 @@
+"""Tiered mode's background compile in a process of its own: the kernel it leaves in the
+cache directory is what the calls then run, and a process that fails leaves the compile
+to the thread, which reports what fails as before."""
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.backends.numba_cpu import cache, compile_process
+from tapeflow.config import settings
+
+
+@pytest.fixture
+def in_processes(monkeypatch):
+    monkeypatch.setattr(settings, "compile_processes", True)
+    monkeypatch.setattr(settings, "compile_mode", "tiered")
+    monkeypatch.setattr("tapeflow.graph.compile_worker._cpus", lambda: 2)
+    outcomes = []
+    compiled = compile_process.compiled
+
+    def spy(source, digest, params):
+        before = compile_process.in_cache(digest)
+        outcomes.append((before, compiled(source, digest, params), digest))
+        return outcomes[-1][1]
+    monkeypatch.setattr(compile_process, "compiled", spy)
+    return outcomes
+
+
+def test_a_background_compile_runs_in_a_process_and_the_calls_load_its_kernel(in_processes):
+    @tf.function
+    def f(x):
+        return tf.reduce_sum(tf.sin(x) * 3.0 + x * x)
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 7).astype(np.float32))
+    concrete = f.get_concrete_function(x)
+    expected = f(x).numpy()  # interpreted
+    assert concrete.wait_compiled()
+    (before, succeeded, digest), = in_processes
+    assert not before and succeeded and compile_process.in_cache(digest)
+    np.testing.assert_allclose(f(x).numpy(), expected, rtol=1e-6)
+
+
+def test_a_failed_process_leaves_the_compile_to_the_thread(in_processes, monkeypatch):
+    monkeypatch.setattr(compile_process.sys, "executable", "/nonexistent/python")
+
+    @tf.function
+    def g(x):
+        return tf.reduce_max(tf.cos(x) - 2.0 * x)
+
+    x = tf.constant(np.linspace(0.0, 2.0, 5).astype(np.float32))
+    concrete = g.get_concrete_function(x)
+    assert concrete.wait_compiled()
+    (before, succeeded, _), = in_processes
+    assert not before and not succeeded
+    np.testing.assert_allclose(g(x).numpy(), np.max(np.cos(x.numpy()) - 2.0 * x.numpy()),
+                               rtol=1e-6)
+
+
+def test_the_process_compiles_only_a_module_named_by_its_own_hash(tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path))
+    digest = "0" * 64
+    with open(cache.path_for(digest, str(tmp_path)), "w") as f:
+        f.write("import os\nos.remove('anything')\n")
+    assert compile_process._main(digest, "[]") == 2
+    assert compile_process._main("1" * 64, "[]") == 2  # no such file
