@@ -4,11 +4,12 @@ Converting a small function (parse, rewrite, compile) costs about a millisecond,
 as several eager steps: for a short training loop, more than the whole graph's first
 run. So the converted code object is stored (marshal) under a key of everything the
 conversion reads: the function's lines as they are in the file now, where they start,
-its name, class, closure names and `__future__` flags, and the versions of Python,
-tapeflow and this converter's source. The file is signed like the kernel cache's files
-(backends/numba_cpu/cache_store.py): one that is not tapeflow's own, or is damaged, is a
-miss, converted again and replaced; nothing unsigned is ever loaded. Entries are
-`tapeflow_kernel_<key>.autograph`, so the cache's eviction and clearing cover them.
+its name, class, closure names and `__future__` flags, the versions of Python and
+tapeflow, and the converter's file (its size and modification time). The file is signed
+like the kernel cache's files (backends/numba_cpu/cache_store.py): one that is not
+tapeflow's own, or is damaged, is a miss, converted again and replaced; nothing unsigned
+is ever loaded. Entries are `tapeflow_kernel_<key>.autograph`, so the cache's eviction
+and clearing cover them.
 """
 
 import hashlib
@@ -26,10 +27,11 @@ def _converter_salt():
     if _salt is None:
         from ..version import __version__
         from . import autograph
-        h = hashlib.sha256(f"tapeflow {__version__}\0{sys.version}\0".encode())
-        with open(autograph.__file__, "rb") as f:
-            h.update(f.read())
-        _salt = h.digest()
+        # The converter's file by its size and time, not its content: reading and
+        # hashing it cost more than the rest of a cached conversion's load.
+        info = os.stat(autograph.__file__)
+        _salt = hashlib.sha256(f"tapeflow {__version__}\0{sys.version}\0{autograph.__file__}"
+                               f"\0{info.st_size}\0{info.st_mtime_ns}".encode()).digest()
     return _salt
 
 

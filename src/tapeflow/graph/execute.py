@@ -134,7 +134,10 @@ def run_graph(graph, inputs, variable_values, substitute=None):
         for node in nodes:
             args = [env[id(x)] if type(x) is Symbolic else x for x in node.inputs]
             if id(node) in checked:
-                outs = run_inferred(node.op, args, node.attrs)[1]
+                out, outs = run_inferred(node.op, args, node.attrs)
+                if len(outs) == 1:
+                    env[id(node.outputs[0])] = out
+                    continue
             else:
                 outs = run_node(node, args, state, variable_values, substitute)
             if outs is not None:
