@@ -135,7 +135,7 @@ def run_graph(graph, inputs, variable_values, substitute=None):
             args = [env[id(x)] if type(x) is Symbolic else x for x in node.inputs]
             if id(node) in checked:
                 out, outs = run_inferred(node.op, args, node.attrs)
-                if len(outs) == 1:
+                if node.op.n_out == 1:
                     env[id(node.outputs[0])] = out
                     continue
             else:
