@@ -1570,7 +1570,7 @@ def test_only_definitions_found_by_indentation_are_kept():
 
 
 def test_a_tampered_conversion_is_converted_again(monkeypatch):
-    from tapeflow.backends.numba_cpu import cache_store
+    from tapeflow import cache_store
     from tapeflow.graph import conversion_cache
     fn = for_range_with_continue_and_break
     _uncached(fn)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.backends.numba_cpu import cache_store
+from tapeflow import cache_store
 from tapeflow.config import settings
 from tests.cache_processes import kernel_files, run_function
 

@@ -196,7 +196,7 @@ def test_retrace_for_a_new_shape_reuses_the_kernel():
 
 def test_a_damaged_cache_file_is_rewritten_and_an_unwritable_cache_falls_back(
         tmp_path, monkeypatch):
-    from tapeflow.backends.numba_cpu import cache_store
+    from tapeflow import cache_store
     source = "VALUE = 42\n"
     digest = cache.key(source)
     path = cache.write(source, digest, str(tmp_path))

@@ -25,7 +25,7 @@ except Exception as e:  # noqa: BLE001
 
 from numba import cuda  # noqa: E402
 
-from tapeflow.backends.numba_cpu import cache_store  # noqa: E402
+from tapeflow import cache_store  # noqa: E402
 from tapeflow.backends.numba_cuda import disk_cache, kernels  # noqa: E402
 
 SM_90 = (9, 0)

@@ -18,6 +18,7 @@ PACKAGE = Path(tapeflow.__file__).parent
 # or inside a function alike (an import graph read with ast).
 LAYERS = (
     ("errors", "dtypes", "context", "config", "nest", "source", "tensor", "version",
+     "cache_store",
      "backend_registry", "placement", "device_tensor",
      "device_variable"),
     ("ops", "printing"),  # printing: tf.print's op

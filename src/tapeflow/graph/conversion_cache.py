@@ -6,7 +6,7 @@ run. So the converted code object is stored (marshal) under a key of everything 
 conversion reads: the function's lines as they are in the file now, where they start,
 its name, class, closure names and `__future__` flags, the versions of Python and
 tapeflow, and the converter's file (its size and modification time). The file is signed
-like the kernel cache's files (backends/numba_cpu/cache_store.py): one that is not
+like the kernel cache's files (cache_store.py): one that is not
 tapeflow's own, or is damaged, is a miss, converted again and replaced; nothing unsigned
 is ever loaded. Entries are `tapeflow_kernel_<key>.autograph`, so the cache's eviction
 and clearing cover them.
@@ -17,6 +17,8 @@ import marshal
 import os
 import sys
 import types
+
+from .. import cache_store
 
 _SUFFIX = ".autograph"
 _salt = None
@@ -47,14 +49,12 @@ def key(lines, first, filename, code, owner):
 
 
 def _path(digest):
-    from ..backends.numba_cpu import cache_store
     return os.path.join(cache_store.directory(),
                         f"{cache_store.PREFIX}_{digest}{_SUFFIX}")
 
 
 def load(digest):
     """The module code object stored for `digest`, or None (a miss)."""
-    from ..backends.numba_cpu import cache_store
     try:
         body = cache_store.read_signed(_path(digest))
     except OSError:
@@ -68,7 +68,6 @@ def load(digest):
 
 def save(digest, module_code):
     """Stores a conversion; a cache that cannot be written only means no reuse."""
-    from ..backends.numba_cpu import cache_store
     try:
         cache_store.write_signed(_path(digest), marshal.dumps(module_code))
     except OSError:

@@ -23,7 +23,6 @@ from ... import backend_registry
 from .. import compiler
 from . import (  # noqa: F401 - each lowering module attaches its lowerings to the entries
     cache,
-    cache_store,
     candidate_sampling,
     compile_process,
     checks,
@@ -38,6 +37,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     linalg,
     lists,
     loops,
+    machine,
     names,
     nn,
     outline,
@@ -143,27 +143,6 @@ def _prepared(graph):
 _prepared_elsewhere = weakref.WeakKeyDictionary()
 
 
-def machine_code(source, digest, argument_types):
-    """The loaded module of `source` (held: `cache.release` it), its kernel compiled for
-    `argument_types` or loaded from the cache directory."""
-    from . import numba_cache
-    from .kernels import microgemm
-    module = cache.load(source, digest)
-    try:
-        kernel = module.kernel
-        if hasattr(kernel, "compile"):  # not under NUMBA_DISABLE_JIT=1 (kernels run as Python)
-            if re.search(r"\bgemm\(", source):  # a cached kernel links to it as it loads
-                microgemm.register()
-            numba_cache.cache_helpers()
-            with cache.importable(module):
-                numba_cache.attach(kernel, kernel.py_func)
-                kernel.compile(tuple(argument_types))
-    except BaseException:
-        cache.release(module)
-        raise
-    return module
-
-
 def compile_graph(graph):
     """Compiles `graph` (optimized first: inlining, folding, CSE, DCE) to machine code.
 
@@ -172,8 +151,8 @@ def compile_graph(graph):
     """
     prepared = _prepared_elsewhere.pop(graph, None) or _prepared(graph)
     optimized, cg, output_specs, assigned, source, shown, params, digest = prepared
-    module = machine_code(source, digest, [compile_process.argument_type(p.kind, p.dtype, p.ndim)
-                                           for p in params])
+    types = [machine.argument_type(p.kind, p.dtype, p.ndim) for p in params]
+    module = machine.machine_code(source, digest, types)
     try:
         compiled = CompiledGraph(optimized, module.kernel, params, cg, output_specs,
                                  assigned, shown, digest, module_source=source)
@@ -205,6 +184,7 @@ class NumbaCPU(compiler.Backend):
         """Removes the kernels from the cache directory (other files there are left
         alone); other processes using it compile again what they miss, and kernels loaded
         in this process keep running."""
+        from ... import cache_store
         cache_store.clear(cache_store.directory())
 
 

@@ -20,7 +20,7 @@ import threading
 import types
 import weakref
 
-from . import cache_store
+from ... import cache_store
 
 PREFIX = cache_store.PREFIX
 

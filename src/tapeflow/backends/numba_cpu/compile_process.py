@@ -23,19 +23,12 @@ import threading
 
 import numpy as np
 
-from . import cache, cache_store
+from ... import cache_store
+from . import cache, machine
 
 # Compile processes running, so that exiting stops them instead of leaving them behind.
 _running = set()
 _lock = threading.Lock()
-
-
-def argument_type(kind, dtype, ndim):
-    """The Numba type of a kernel parameter."""
-    import numba
-    if kind in ("stream", "seeded"):
-        return numba.typeof(np.random.default_rng(0))
-    return numba.types.Array(numba.from_dtype(np.dtype(dtype)), ndim, "C")
 
 
 def in_cache(digest):
@@ -82,8 +75,17 @@ def stop_all():
         process.kill()
 
 
+def _after_fork_in_child():
+    # The parent's compile processes are not this process's children: never stop them.
+    global _lock
+    _lock = threading.Lock()
+    _running.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _main(digest, signature):
-    from . import machine_code
     try:
         with open(cache.path_for(digest), encoding="utf-8") as f:
             source = f.read()
@@ -91,8 +93,9 @@ def _main(digest, signature):
         return 2
     if cache.key(source) != digest:
         return 2
-    types = [argument_type(kind, dtype, ndim) for kind, dtype, ndim in json.loads(signature)]
-    machine_code(source, digest, types)
+    types = [machine.argument_type(kind, dtype, ndim)
+             for kind, dtype, ndim in json.loads(signature)]
+    machine.machine_code(source, digest, types)
     return 0
 
 

@@ -7,6 +7,7 @@ accumulates as its entry's `reduction` kind says."""
 import numpy as np
 
 from ... import dtypes
+from ...ops.creation import ONES_LIKE, ZEROS_LIKE
 from ...tensor import Symbolic
 from .generator import Val, lowering_of
 from .text import (
@@ -512,21 +513,21 @@ class _Reduction:
         cg.define(out, Val(name, out.dtype, out._shape, "C"))
 
 
-_FILLS = {"ZerosLike": "zeros_array({shape}, {dtype})",
-          "OnesLike": "full_array({shape}, 1, {dtype})"}
+_FILLS = {ZEROS_LIKE: "zeros_array({shape}, {dtype})",
+          ONES_LIKE: "full_array({shape}, 1, {dtype})"}
 
 
 def _fill(cg, group):
     """A group that is one ZerosLike or OnesLike alone: an allocation that fills (a
     memset for zeros), not a loop that reads its input. Returns whether it emitted it."""
-    if len(group.nodes) != 1 or group.reductions or group.nodes[0].op.name not in _FILLS:
+    if len(group.nodes) != 1 or group.reductions or group.nodes[0].op not in _FILLS:
         return False
     node = group.nodes[0]
     y = node.outputs[0]
     if not y._shape:
         return False
     dims = cg.dims(cg.val(node.inputs[0]))
-    name = cg.assign(_FILLS[node.op.name].format(shape=shape_tuple(dims),
+    name = cg.assign(_FILLS[node.op].format(shape=shape_tuple(dims),
                                                  dtype=np_name(y.dtype)))
     cg.define(y, Val(name, y.dtype, y._shape, "C", owner=id(y)))
     return True

@@ -34,7 +34,8 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 from numba.core.runtime import rtsys
 
-from . import cache, cache_store, helper_symbols
+from ... import cache_store
+from . import cache, helper_symbols
 
 
 class _KernelLocator(InTreeCacheLocator):

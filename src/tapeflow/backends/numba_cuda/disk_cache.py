@@ -25,7 +25,7 @@ import sys
 from numba.cuda.core.caching import IndexDataCacheFile
 from numba.cuda.dispatcher import CUDACache, CUDACacheImpl
 
-from ..numba_cpu import cache_store
+from ... import cache_store
 from ..numba_cpu.numba_cache import FailuresAreMisses, FolderLocator, SignedIndexData
 
 _salt = None

@@ -42,7 +42,7 @@ _damage_reported = False
 def directory():
     """The directory this process caches kernels in: `settings.cache_dir` when it is (or
     can be made) private to the user, otherwise a private temporary one."""
-    from ...config import settings
+    from .config import settings
     return _memoized(_usable, settings.cache_dir, _checked)
 
 
@@ -95,7 +95,7 @@ def fallback(wanted, reason):
     `wanted` is not used."""
     global _fallback
     if _fallback is None:
-        from ...graph.trace import warn
+        from .source import warn
         _fallback = tempfile.mkdtemp(prefix="tapeflow_cache_")
         warn(f"tapeflow does not use {wanted} for its compile cache: {reason}. Compiled "
              f"kernels are cached in {_fallback} for this process only; make the directory "
@@ -121,7 +121,7 @@ def report_damage(path, why):
     if _damage_reported:
         return
     _damage_reported = True
-    from ...graph.trace import warn
+    from .source import warn
     warn(f"tapeflow's compile cache held a damaged or unverifiable file ({path}: {why}); "
          f"it is ignored and rebuilt.")
 
