@@ -63,3 +63,13 @@ def test_the_process_compiles_only_a_module_named_by_its_own_hash(tmp_path, monk
         f.write("import os\nos.remove('anything')\n")
     assert compile_process._main(digest, "[]") == 2
     assert compile_process._main("1" * 64, "[]") == 2  # no such file
+
+
+def test_a_frozen_application_starts_no_process(monkeypatch):
+    # Its executable is the application itself, which `-m` would start again.
+    monkeypatch.setattr(compile_process.sys, "frozen", True, raising=False)
+    started = []
+    monkeypatch.setattr(compile_process.subprocess, "Popen",
+                        lambda *args, **kwargs: started.append(args))
+    assert compile_process.compiled("x = 1\n", "f" * 64, []) is False
+    assert not started

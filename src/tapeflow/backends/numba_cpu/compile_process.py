@@ -3,11 +3,12 @@
 A compile in a thread shares the interpreter lock with the calls that run meanwhile,
 and loses it: Numba's lowering and LLVM make thousands of foreign calls, and each gives
 the lock up and must wait for the calling thread to hand it back (up to the interpreter's
-switch interval, 5 ms). A kernel that takes 2 s to compile alone took minutes beside a
-training loop, which ran about 10% slower all that time. So the tiered mode's background
-compile runs `python -m tapeflow.backends.numba_cpu.compile_process` on the kernel module
-it wrote to the cache directory: the process compiles it (and the one-time kernels it
-needs) into the cache, on another core, and the thread then only loads the machine code.
+switch interval, 5 ms). Beside a small training loop, a compile of about 4 s alone had
+not finished after 12 s, and the loop ran 12-15% slower all that time. So tiered mode's
+background compile runs `python -m tapeflow.backends.numba_cpu.compile_process` on the
+kernel module it wrote to the cache directory: the process compiles it (and the one-time
+kernels it needs) into the cache, on another core, and the thread then only loads the
+machine code.
 
 The process reads nothing but that cache directory, with the cache's checks: the module
 file must hash to its name (cache.py), Numba's files are signed (numba_cache.py).
@@ -26,6 +27,8 @@ import numpy as np
 from ... import cache_store
 from . import cache, machine
 
+# Seconds a compile process may take (the largest kernels compile in minutes).
+_PATIENCE = 1800
 # Compile processes running, so that exiting stops them instead of leaving them behind.
 _running = set()
 _lock = threading.Lock()
@@ -45,6 +48,8 @@ def compiled(source, digest, params):
     there was nothing to do); a failure is left to the in-process compile to report."""
     if in_cache(digest):
         return True
+    if getattr(sys, "frozen", False) or not sys.executable:
+        return False  # no interpreter to start (a frozen application would start itself)
     folder = os.path.dirname(cache.write(source, digest))
     signature = json.dumps([[p.kind, np.dtype(p.dtype).str, int(p.ndim)] for p in params])
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -60,7 +65,11 @@ def compiled(source, digest, params):
     with _lock:
         _running.add(process)
     try:
-        return process.wait() == 0
+        return process.wait(timeout=_PATIENCE) == 0
+    except subprocess.TimeoutExpired:  # stuck: the thread compiles instead
+        process.kill()
+        process.wait()
+        return False
     finally:
         with _lock:
             _running.discard(process)
