@@ -1586,3 +1586,29 @@ def test_a_tampered_conversion_is_converted_again(monkeypatch):
     _uncached(fn)
     same(autograph.convert(fn)(7), fn(7))
     assert conversion_cache.load(digest) is not None  # converted again, and signed
+
+
+def test_an_edited_function_is_converted_again_not_loaded(tmp_path, monkeypatch):
+    """The conversion cache's key is the function's text where it stands in its file: a
+    process that imports the edited file converts it anew."""
+    import importlib.util
+    import linecache
+
+    path = tmp_path / "edited_module.py"
+
+    def load(body):
+        path.write_text(f"def f(x):\n    if x > 0:\n        return {body}\n    return 0\n")
+        linecache.checkcache(str(path))
+        spec = importlib.util.spec_from_file_location("edited_module", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.f
+
+    first = load("x + 1")
+    same(autograph.convert(first)(2), 3)
+    edited = load("x * 10")  # the same file, name and line: another body
+    same(autograph.convert(edited)(2), 20)
+    again = load("x * 10")
+    _uncached(again)
+    monkeypatch.setattr(autograph, "_converted_tree", None)  # must come from the cache
+    same(autograph.convert(again)(2), 20)
