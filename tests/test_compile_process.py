@@ -26,7 +26,13 @@ def in_processes(monkeypatch):
     return outcomes
 
 
-def test_a_background_compile_runs_in_a_process_and_the_calls_load_its_kernel(in_processes):
+def test_a_background_compile_runs_in_a_process_and_the_calls_load_its_kernel(
+        in_processes, tmp_path, monkeypatch):
+    # Run from a folder where someone planted a module the process imports: it runs in
+    # the private cache directory, so the plant is never found.
+    (tmp_path / "numpy.py").write_text("raise SystemExit(3)\n")
+    monkeypatch.chdir(tmp_path)
+
     @tf.function
     def f(x):
         return tf.reduce_sum(tf.sin(x) * 3.0 + x * x)
@@ -37,6 +43,8 @@ def test_a_background_compile_runs_in_a_process_and_the_calls_load_its_kernel(in
     assert concrete.wait_compiled()
     (before, succeeded, digest), = in_processes
     assert not before and succeeded and compile_process.in_cache(digest)
+    kernel = concrete._compilation.kernel._kernel  # Numba's dispatcher
+    assert sum(kernel._cache_hits.values()) == 1 and not kernel._cache_misses
     np.testing.assert_allclose(f(x).numpy(), expected, rtol=1e-6)
 
 

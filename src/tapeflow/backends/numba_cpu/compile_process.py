@@ -10,8 +10,10 @@ kernel module it wrote to the cache directory: the process compiles it (and the 
 kernels it needs) into the cache, on another core, and the thread then only loads the
 machine code.
 
-The process reads nothing but that cache directory, with the cache's checks: the module
-file must hash to its name (cache.py), Numba's files are signed (numba_cache.py).
+The process runs in that private cache directory (its working directory, first on its
+sys.path) and compiles what it finds there with the cache's checks: the module file must
+hash to its name (cache.py), Numba's files are signed (numba_cache.py). It imports
+tapeflow from where this process did.
 """
 
 import atexit
@@ -57,8 +59,10 @@ def compiled(source, digest, params):
     env = dict(os.environ, TAPEFLOW_CACHE_DIR=folder, PYTHONPATH=os.pathsep.join(
         [package_parent] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     try:
+        # In the private cache directory: `-m` puts the working directory first on the
+        # process's sys.path, where a module planted in a shared folder would be found.
         process = subprocess.Popen(
-            [sys.executable, "-m", __name__, digest, signature], env=env,
+            [sys.executable, "-m", __name__, digest, signature], cwd=folder, env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         return False
