@@ -37,6 +37,16 @@ def test_finite_values_gradients_and_integer_ops_pass(checking):
     assert (tf.constant([1, 2]) * 0).numpy().tolist() == [0, 0]  # ints are not checked
 
 
+def test_an_op_on_constants_is_checked_while_tracing(checking):
+    # Tracing runs an op whose inputs are all constants eagerly, and folds its result.
+    @tf.function
+    def f():
+        return tf.math.log(tf.constant([-1.0, 2.0]))
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match='op "Log"'):
+        f()
+
+
 def test_a_function_traced_while_checking_checks_at_every_call(checking, monkeypatch):
     monkeypatch.setattr(settings, "compile_mode", "sync")
 

@@ -293,8 +293,12 @@ def run_eagerly(op, inputs, attrs=_NO_ATTRS):
     """The eager interpreter's work: the op runs where placement.py places it; on the
     CPU by run_on_host."""
     if placement.active:
-        return placement.run_placed(op, inputs, attrs, run_on_host)
-    return run_on_host(op, inputs, attrs)
+        outputs = placement.run_placed(op, inputs, attrs, run_on_host)
+    else:
+        outputs = run_on_host(op, inputs, attrs)
+    if eager_numerics_check is not None:  # an op on constants while tracing runs here
+        eager_numerics_check(op, inputs, outputs)
+    return outputs
 
 
 def run_on_host(op, inputs, attrs=_NO_ATTRS):
