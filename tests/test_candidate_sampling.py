@@ -110,6 +110,11 @@ def test_fixed_unigram_reads_a_vocabulary_file_as_numbers_only(tmp_path):
     by_list = tf.random.fixed_unigram_candidate_sampler(TRUE, 2, 4, False, 10,
                                                         unigrams=list(range(1, 11)), seed=3)
     np.testing.assert_array_equal(by_file[1].numpy(), by_list[1].numpy())
+    latin = tmp_path / "latin1.csv"  # words in another encoding than UTF-8
+    latin.write_bytes("".join(f"m\u00e9t\u00e9o{i},{i + 1}\n" for i in range(10)).encode("latin-1"))
+    by_latin = tf.random.fixed_unigram_candidate_sampler(TRUE, 2, 4, False, 10,
+                                                         vocab_file=str(latin), seed=3)
+    np.testing.assert_array_equal(by_latin[1].numpy(), by_list[1].numpy())
     bad = tmp_path / "bad.csv"
     bad.write_text("word0,1\nword1,__import__('os')\n")
     with pytest.raises(tf.errors.InvalidArgumentError, match="Wrong vocabulary format"):

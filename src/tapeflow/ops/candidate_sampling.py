@@ -251,8 +251,8 @@ def _read_unigrams(vocab_file):
     FixedUnigramSampler::LoadFromFile reads it; read as numbers only, with its errors."""
     op_name = "FixedUnigramCandidateSampler"
     try:
-        with open(vocab_file) as lines:
-            text = [line.rstrip("\n") for line in lines]
+        with open(vocab_file, "rb") as lines:  # bytes: a word in any encoding
+            text = [line.rstrip(b"\r\n") for line in lines]
     except OSError as e:
         raise NotFoundError(f"{vocab_file}; {e.strerror} [Op:{op_name}]", op=op_name) from None
     values = []
@@ -260,9 +260,10 @@ def _read_unigrams(vocab_file):
         if not line.strip():
             continue
         try:
-            values.append(float(line.split(",")[-1]))
+            values.append(float(line.rsplit(b",", 1)[-1]))
         except ValueError:
-            raise InvalidArgumentError(f"Wrong vocabulary format at line: {line} "
+            shown = line.decode("utf-8", "replace")
+            raise InvalidArgumentError(f"Wrong vocabulary format at line: {shown} "
                                        f"[Op:{op_name}]", op=op_name) from None
     return values
 

@@ -34,9 +34,12 @@ def _helper_sources():
     """The text of every module of kernels/ (the helpers' jit options included)."""
     import importlib
 
+    from ...ops import candidate_sampling, shaped_draws
     from . import helper_symbols, kernels
     from .kernels import numpy_blas
-    modules = [kernels, helper_symbols] + [
+    # The op modules whose values kernels/draws.py compiles in: the samplers' order
+    # (kernels name a sampler by its position) and the Poisson limit.
+    modules = [kernels, helper_symbols, candidate_sampling, shaped_draws] + [
         importlib.import_module(f"{kernels.__name__}.{name}") for name in kernels.SOURCE_MODULES]
     parts = []
     for module in modules:
