@@ -204,7 +204,7 @@ def _run_script(script, cache_dir, mode="sync", script_dir=None, all_cpus=False,
     try:
         out = subprocess.run([sys.executable, path], cwd=HERE, env=env, check=False,
                              capture_output=True, text=True,
-                             preexec_fn=_all_cpus if all_cpus else None)  # noqa: PLW1509
+                             preexec_fn=_all_cpus if all_cpus else None)
     finally:
         if script_dir is None:
             shutil.rmtree(folder, ignore_errors=True)

@@ -59,6 +59,12 @@ class Backend(abc.ABC):
         """Removes this backend's compiled kernels from its on-disk cache
         (tf.config.clear_cache)."""
 
+    def compile_elsewhere(self, graph):
+        """Does the heavy part of compiling `graph` outside this process, where the
+        backend can, so that `compile` afterwards is quick (the background compile calls
+        it first, graph/compile_worker.py). Returns whether it did; by default nothing."""
+        return False
+
     def lowering(self, op):
         """How this backend lowers `op`, or None."""
         return op.lowerings.get(self.name)

@@ -150,11 +150,11 @@ class Compilation:
         loads the machine code. Any failure is the in-process compile's to report."""
         if self.placed is not None or not settings.compile_processes or _cpus() < 2:
             return
-        elsewhere = getattr(backend_registry.compiling_for("CPU"), "compile_elsewhere", None)
-        if elsewhere is None:
+        backend = backend_registry.compiling_for("CPU")
+        if backend is None:
             return
         try:
-            elsewhere(self.graph)
+            backend.compile_elsewhere(self.graph)
         except Exception:  # noqa: BLE001, S110 - compile() runs it again and reports it
             pass
 

@@ -5,10 +5,10 @@ under a tape it records every node. One walk, three uses."""
 import numpy as np
 
 from .. import context, placement
+from ..device_tensor import alias
 from ..errors import OpError
 from ..ops import registry
 from ..ops.registry import bind, run_inferred
-from ..device_tensor import alias
 from ..tensor import Symbolic, wrap
 
 

@@ -24,8 +24,8 @@ from .. import compiler
 from . import (  # noqa: F401 - each lowering module attaches its lowerings to the entries
     cache,
     candidate_sampling,
-    compile_process,
     checks,
+    compile_process,
     control_flow,
     convolution,
     creation,

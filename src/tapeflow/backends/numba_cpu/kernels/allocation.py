@@ -14,8 +14,8 @@ comes from the runtime's allocator directly here (`new_array`, also used by view
 """
 
 import numpy as np
-from numba import config, types
 from llvmlite import ir
+from numba import config, types
 from numba.core import cgutils
 from numba.core.typing.npydecl import parse_dtype, parse_shape
 from numba.extending import intrinsic
@@ -40,9 +40,9 @@ def new_array(context, builder, array_type, dims):
         count = builder.extract_value(product, 0)
         overflow = builder.or_(overflow, builder.extract_value(product, 1))
     with builder.if_then(overflow, likely=False):
-        context.call_conv.return_user_exc(builder, ValueError, (
-            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
-            "possible size.",))
+        message = ("array is too big; `arr.size * arr.dtype.itemsize` is larger than the "
+                   "maximum possible size.")
+        context.call_conv.return_user_exc(builder, ValueError, (message,))
     align = context.get_preferred_array_alignment(array_type.dtype)
     meminfo = context.nrt.meminfo_alloc_aligned(builder, count, align)
     data = context.nrt.meminfo_data(builder, meminfo)

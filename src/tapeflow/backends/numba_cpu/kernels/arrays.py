@@ -8,12 +8,13 @@ raise with an integer code the caller turns into TensorFlow's error for the node
 
 import numpy as np
 from numba import types
-from numba.core import cgutils
 from numba.extending import intrinsic, overload
+from numba.np.arrayobj import make_array
 
 from . import array_helper as _array_jit
 from . import helper as _jit
 from .scalar_math import exp_t, log_t, maximum, radd_fast
+from .views import c_view
 
 
 @_jit
@@ -104,20 +105,9 @@ def _flat_by_type(a):
 def _c_flat(typingctx, a):
     """The view itself, built in place: a Numba reshape is a runtime call (~30 ns), which
     a fused loop inside a tensor loop pays at every step."""
-    from numba.core.imputils import impl_ret_borrowed
-    from numba.np.arrayobj import make_array, populate_array
-
     def codegen(context, builder, sig, args):
         src = make_array(sig.args[0])(context, builder, value=args[0])
-        out = make_array(sig.return_type)(context, builder)
-        dims = cgutils.unpack_tuple(builder, src.shape, sig.args[0].ndim)
-        size = dims[0]
-        for d in dims[1:]:
-            size = builder.mul(size, d)
-        populate_array(out, data=src.data, shape=cgutils.pack_array(builder, [size]),
-                       strides=cgutils.pack_array(builder, [src.itemsize]),
-                       itemsize=src.itemsize, meminfo=src.meminfo, parent=src.parent)
-        return impl_ret_borrowed(context, builder, sig.return_type, out._getvalue())
+        return c_view(context, builder, src, [src.nitems], sig.return_type)
     return a.copy(ndim=1, layout="C")(a), codegen
 
 

@@ -60,6 +60,22 @@ def _resolved(context, builder, dims, size):
     return dims
 
 
+def c_view(context, builder, source, dims, view_type):
+    """A C-contiguous view of `source`'s elements (an array struct whose memory is
+    contiguous) with shape `dims` (intp values), of Numba type `view_type`: a new
+    reference, as the intrinsic that returns it must give."""
+    strides = [source.itemsize]
+    for dim in reversed(list(dims)[1:]):
+        strides.append(builder.mul(strides[-1], dim))
+    view = make_array(view_type)(context, builder)
+    intp = context.get_value_type(types.intp)
+    populate_array(view, data=source.data,
+                   shape=cgutils.pack_array(builder, list(dims), ty=intp),
+                   strides=cgutils.pack_array(builder, strides[::-1][:len(dims)], ty=intp),
+                   itemsize=source.itemsize, meminfo=source.meminfo, parent=source.parent)
+    return impl_ret_borrowed(context, builder, view_type, view._getvalue())
+
+
 if not config.DISABLE_JIT:
     @intrinsic
     def reshaped(typingctx, array, shape):
@@ -76,18 +92,7 @@ if not config.DISABLE_JIT:
             source = make_array(array)(context, builder, args[0])
             new = _resolved(context, builder, _dims(context, builder, shape, args[1]),
                             source.nitems)
-            strides = [source.itemsize]
-            for dim in reversed(new[1:]):
-                strides.append(builder.mul(strides[-1], dim))
-            view = make_array(result)(context, builder)
-            intp = context.get_value_type(types.intp)
-            populate_array(view, data=source.data,
-                           shape=cgutils.pack_array(builder, new, ty=intp),
-                           strides=cgutils.pack_array(builder, strides[::-1][:len(new)],
-                                                      ty=intp),
-                           itemsize=source.itemsize, meminfo=source.meminfo,
-                           parent=source.parent)
-            return impl_ret_borrowed(context, builder, result, view._getvalue())
+            return c_view(context, builder, source, new, result)
         return result(array, shape), codegen
 
     @intrinsic
