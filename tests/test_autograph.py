@@ -1561,12 +1561,15 @@ def _entry(fn):
                                 fn.__code__, None)
 
 
-def test_only_definitions_found_by_indentation_are_kept():
+def test_only_definitions_found_by_indentation_are_kept(monkeypatch):
     from tapeflow.graph import conversion_cache
-    for fn in (black_style_header, string_at_column_zero):
+    saved = []
+    monkeypatch.setattr(conversion_cache, "load", lambda digest: None)  # convert each
+    monkeypatch.setattr(conversion_cache, "save", lambda *args: saved.append(args))
+    for fn in (black_style_header, string_at_column_zero, for_range_with_continue_and_break):
         _uncached(fn)
-        autograph.convert(fn)
-        assert conversion_cache.load(_entry(fn)) is None
+        assert autograph.is_converted(autograph.convert(fn))
+    assert len(saved) == 1  # the last only: the others' lines were found by tokenizing
 
 
 def test_a_tampered_conversion_is_converted_again(monkeypatch):
@@ -1611,4 +1614,6 @@ def test_an_edited_function_is_converted_again_not_loaded(tmp_path, monkeypatch)
     again = load("x * 10")
     _uncached(again)
     monkeypatch.setattr(autograph, "_converted_tree", None)  # must come from the cache
-    same(autograph.convert(again)(2), 20)
+    converted = autograph.convert(again)
+    assert autograph.is_converted(converted)
+    same(converted(2), 20)

@@ -67,6 +67,9 @@ def test_opdef_is_complete(name):
     elif op.draw is None:  # the backends lower such an op by the op itself: a template
         assert op.emit is None, f"{name}: emit {op.emit!r} on an op neither elementwise " \
             f"nor random"
+    else:  # a draw with a CPU lowering of its own; any template is for other backends
+        assert op.emit is None or (isinstance(op.emit, str) and op.emit.strip()), \
+            f"{name}: emit {op.emit!r} is neither a template nor None"
     if op.elementwise:
         fields = _emit_fields(op.emit)
         allowed = {str(i) for i in range(len(op.args))}

@@ -62,7 +62,7 @@ def test_inverse_mdct_reconstructs_the_signal(window_fn):
     np.testing.assert_allclose(back[4:44], x, atol=1e-10)
 
 
-def test_inverse_mdct_unnormalized_matches_tensorflow():
+def test_inverse_mdct_ortho_matches_tensorflow():
     got = tf.signal.inverse_mdct(tf.reshape(tf.constant(SIGNAL[:12]), [3, 4]), norm="ortho")
     np.testing.assert_allclose(got.numpy()[:6], [0.0220382435, -0.1709555197, 0.3245308858,
                                                  -0.3681864444, 0.8763542593, -0.5948741459],
