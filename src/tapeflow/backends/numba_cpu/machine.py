@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from . import cache
+from . import cache, compile_costs
 
 
 def argument_type(kind, dtype, ndim):
@@ -26,12 +26,14 @@ def machine_code(source, digest, argument_types):
     try:
         kernel = module.kernel
         if hasattr(kernel, "compile"):  # not under NUMBA_DISABLE_JIT=1 (kernels run as Python)
-            if re.search(r"\bgemm\(", source):  # a cached kernel links to it as it loads
-                microgemm.register()
-            numba_cache.cache_helpers()
-            with cache.importable(module):
-                numba_cache.attach(kernel, kernel.py_func)
-                kernel.compile(tuple(argument_types))
+            compile_costs.without_blas_check()
+            with compile_costs.collector_paused():
+                if re.search(r"\bgemm\(", source):  # a cached kernel links to it as it loads
+                    microgemm.register()
+                numba_cache.cache_helpers()
+                with cache.importable(module):
+                    numba_cache.attach(kernel, kernel.py_func)
+                    kernel.compile(tuple(argument_types))
     except BaseException:
         cache.release(module)
         raise
