@@ -35,7 +35,7 @@ def mirror_index(n, lo, hi, shift):
 # `a[:n] = b` with an array b: Numba compiles the formatting of that assignment's
 # shape-mismatch message (string joins and reprs), seconds in every new process.
 
-@_jit
+@_array_jit
 def copy_flat(dst, offset, src):
     """Writes src's elements, in C order, to dst's flat positions from `offset` on (dst
     C-contiguous)."""
@@ -49,7 +49,7 @@ def copy_flat(dst, offset, src):
 # through helpers: Numba compiles an overload's code again in every process (about 0.1 s
 # for copy_into's), but a helper's machine code is cached.
 
-@_jit
+@_array_jit
 def copy_into(dst, src):
     """dst[...] = src for two arrays of one shape, any layouts (a region of a bigger
     array: a part of a concatenation, the inside of a padding)."""
@@ -191,7 +191,7 @@ def check_reshape_size(size, shape, mismatch, multiple):
         raise ValueError(mismatch, size, known)
 
 
-@_jit
+@_array_jit
 def grow_rows(h):
     """h with twice the rows (the first ones copied): a loop's history buffer."""
     out = np.empty((2 * h.shape[0],) + h.shape[1:], h.dtype)
