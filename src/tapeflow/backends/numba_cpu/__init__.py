@@ -67,7 +67,7 @@ same file, whatever the shapes, so its compiled code (in __pycache__, signed) is
 '''
 
 
-_JIT = '@njit(error_model="numpy", nogil=True)'
+_JIT = '@njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True)'
 
 _helper_modules = None
 

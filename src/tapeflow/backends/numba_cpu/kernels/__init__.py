@@ -19,8 +19,10 @@ SOURCE_MODULES = HELPER_MODULES + ("microgemm", "numpy_blas")
 
 
 def helper(fn):
-    """Every helper: nopython, the NumPy error model (x / 0 is inf, not an exception)."""
-    return njit(error_model="numpy", nogil=True, fastmath={"contract"})(fn)
+    """Every helper: nopython, the NumPy error model (x / 0 is inf, not an exception),
+    and no C-callable wrapper (kernels call helpers natively; compiling it was waste)."""
+    return njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True,
+                fastmath={"contract"})(fn)
 
 
 def array_helper(fn):
