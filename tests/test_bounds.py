@@ -47,6 +47,32 @@ def test_singular_matrices_in_a_compiled_function(compiled):
             tf.constant([[0.0, 1.0], [1.0, 3.0]]))  # invertible, but not once 1 is added
 
 
+def test_an_op_that_fails_after_code_that_cannot_is_still_named(compiled):
+    # Scalar ops and checked slices need no store of the running node (site_marks.py);
+    # the inverse, which can fail unnamed, must still have its store, in a loop too.
+    @tf.function
+    def scaled_inverses(a, s):
+        total = tf.zeros((2, 2))
+        for i in tf.range(tf.shape(a)[0]):
+            k = s * 2.0 + 1.0
+            total += tf.linalg.inv(a[i]) * k
+        return total
+
+    eye = tf.constant([np.eye(2, dtype=np.float32)] * 2)
+    np.testing.assert_allclose(scaled_inverses(eye, tf.constant(1.0)).numpy(),
+                               6 * np.eye(2), rtol=1e-6)
+    _raises(InvalidArgumentError, rf"^Input is not invertible\. \(at {HERE}: .*"
+                                  rf"\[Op:MatrixInverse\]$", scaled_inverses,
+            tf.constant([np.eye(2), np.zeros((2, 2))], tf.float32), tf.constant(1.0))
+    lines = scaled_inverses.get_concrete_function(eye, tf.constant(1.0)) \
+        .kernel_source.splitlines()
+    body = lines.index("    while True:")
+    inverse = lines.index("        # MatrixInverse")
+    stores = [line for line in lines[body:] if line.strip().startswith("W[0] =")]
+    assert not [line for line in lines[body:inverse] if "W[0] =" in line], "\n".join(lines)
+    assert lines[inverse + 1].strip() == stores[0].strip()
+
+
 def test_run_time_sizes_in_a_compiled_function(compiled):
     @tf.function
     def blocks(n, m):

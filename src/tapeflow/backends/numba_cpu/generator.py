@@ -22,7 +22,7 @@ from ...graph.variables import ASSIGN_VARIABLE, READ_VARIABLE
 from ...ops.control import IF, WHILE
 from ...tensor import Symbolic
 from .. import compiler
-from . import names
+from . import names, site_marks
 from .text import (
     SUPPORTED_DTYPES,
     Unsupported,
@@ -166,8 +166,8 @@ class Codegen:
         if not self.sites:
             self.prologue.insert(0, "W[0] = -1")
         if self._overwritable_mark():
-            # Only comments since the last store (a node without code of its own, as a
-            # variable read): that store is dead, this node takes its place.
+            # Nothing since the last store can fail without naming its node (site_marks.py):
+            # that store is dead, this node takes its place.
             del self.lines[self.mark_line]
             self.sites[-1] = node
         else:
@@ -178,10 +178,8 @@ class Codegen:
     def _overwritable_mark(self):
         if self.mark_line is None or self.mark_line >= len(self.lines):
             return False
-        store = self.lines[self.mark_line]
-        return (store == "    " * self.depth + f"W[0] = {len(self.sites) - 1}"
-                and all(line.lstrip().startswith("#")
-                        for line in self.lines[self.mark_line + 1:]))
+        return (self.lines[self.mark_line].lstrip() == f"W[0] = {len(self.sites) - 1}"
+                and not any(map(site_marks.may_fail, self.lines[self.mark_line + 1:])))
 
     def runtime_ints(self, values):
         exprs = []

@@ -1,0 +1,47 @@
+"""Which generated code needs the kernel's `W[0] = k` store before it (generator.mark).
+
+The store tells an error that no check of ours raises (an allocation too big, a singular
+matrix, a helper's own error) which node was running. Each store costs Numba about 1.4 ms
+to compile, and most nodes cannot fail that way: scalar arithmetic, conversions and math,
+views of arrays, indexing (unchecked) and the checks, which name their node themselves.
+A store followed only by such code gives its place to the next node's store.
+"""
+
+import functools
+import re
+
+import numpy as np
+
+from .text import SUPPORTED_DTYPES, np_name
+
+_CALL = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
+
+# Calls that raise nothing, or only the coded errors of kernels/failures.py.
+_QUIET = frozenset({"range", "min", "max", "abs", "len", "int", "float", "bool",
+                    "flat_view", "reshaped", "check_row", "checked_position", "fail_value",
+                    "fail_index", *(np_name(np.dtype(d)) for d in SUPPORTED_DTYPES)})
+# Helper modules of kernels/ whose functions are scalar math, which cannot raise.
+_SCALAR_MODULES = ("scalar_math", "special_math")
+
+
+def may_fail(line):
+    """Whether `line` (generated code) may raise an error that names no node."""
+    stripped = line.lstrip()
+    if not stripped or stripped.startswith("#"):
+        return False
+    return any(not _quiet(name) for name in _CALL.findall(stripped))
+
+
+def _quiet(name):
+    return name in _QUIET or name.startswith("math.") or name in _scalar_helpers()
+
+
+@functools.cache
+def _scalar_helpers():
+    import importlib
+    names = set()
+    for short in _SCALAR_MODULES:
+        module = importlib.import_module(f"{__package__}.kernels.{short}")
+        names.update(name for name, value in vars(module).items()
+                     if callable(value) and getattr(value, "__module__", None) == module.__name__)
+    return frozenset(names)
