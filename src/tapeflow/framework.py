@@ -5,9 +5,10 @@ broadcast_dynamic_shape."""
 import numpy as np
 
 from . import context, dtypes
+from .ops import rules
 from .ops.elementwise import identity
 from .ops.shape import shape
-from .tensor import Symbolic, ValuelessTensor, _Operators
+from .tensor import Symbolic
 
 
 def get_static_value(tensor, partial=False):
@@ -18,11 +19,7 @@ def get_static_value(tensor, partial=False):
     >>> tf.get_static_value(tf.constant([1, 2]))
     array([1, 2], dtype=int32)
     """
-    if not isinstance(tensor, _Operators):
-        return tensor
-    if isinstance(tensor, ValuelessTensor):
-        return None
-    return np.asarray(tensor.numpy())
+    return rules.known_value(tensor)
 
 
 def is_symbolic_tensor(tensor):

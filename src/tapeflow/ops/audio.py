@@ -6,29 +6,20 @@ that inverts stft, the mel filterbank matrix and the MFCCs of log-mel spectrogra
 import numpy as np
 
 from .. import dtypes
-from ..tensor import ValuelessTensor, _Operators, constant
+from ..tensor import constant
 from . import rules
 from .creation import linspace, ones, zeros_like
 from .elementwise import cast, equal, exp, log, maximum, minimum, relu, rsqrt, sin, sqrt, where
 from .reduce import cumsum, reduce_sum
 from .shape import concat, pad, reshape, reverse, split, tile
 from .special import bessel_i0e
-from .spectral import dct, frame, overlap_and_add
-
-
-def _window_params(window_length, dtype):
-    """window_length as an int and dtype as a DType, as TensorFlow's _check_params
-    checks them."""
-    dtype = dtypes.as_dtype(dtype)
-    if not dtype.is_floating:
-        raise ValueError(f"dtype must be a floating point type. Found {dtype}")
-    return rules.int_scalar(window_length, what="window_length"), dtype
+from .spectral import dct, frame, overlap_and_add, window_params
 
 
 def kaiser_window(window_length, beta=12., dtype=dtypes.float32, name=None):
     """The Kaiser window I0(beta sqrt(1 - (2n/(N-1) - 1)^2)) / I0(beta), written with
     the exponentially scaled I0 to stay finite for large beta (tf.signal.kaiser_window)."""
-    n, dtype = _window_params(window_length, dtype)
+    n, dtype = window_params(window_length, dtype)
     if n == 1:
         return ones([1], dtype=dtype)
     half = (n - 1) / 2.0
@@ -42,7 +33,7 @@ def kaiser_window(window_length, beta=12., dtype=dtypes.float32, name=None):
 def kaiser_bessel_derived_window(window_length, beta=12., dtype=dtypes.float32, name=None):
     """The Kaiser-Bessel-derived window: square roots of the running sums of a Kaiser
     window of half the length, mirrored (tf.signal.kaiser_bessel_derived_window)."""
-    n, dtype = _window_params(window_length, dtype)
+    n, dtype = window_params(window_length, dtype)
     sums = cumsum(kaiser_window(n // 2 + 1, beta, dtype=dtype))
     half = sqrt(sums[:-1] / sums[-1])
     return concat([half, half[::-1]], axis=0)
@@ -51,7 +42,7 @@ def kaiser_bessel_derived_window(window_length, beta=12., dtype=dtypes.float32, 
 def vorbis_window(window_length, dtype=dtypes.float32, name=None):
     """sin(pi/2 sin^2(pi (n + 1/2) / N)), the Vorbis power-complementary window
     (tf.signal.vorbis_window)."""
-    n, dtype = _window_params(window_length, dtype)
+    n, dtype = window_params(window_length, dtype)
     arg = constant(np.arange(n), dtype)
     return sin(np.pi / 2.0 * sin(np.pi / float(n) * (arg + 0.5)) ** 2.0)
 
@@ -155,10 +146,9 @@ def linear_to_mel_weight_matrix(num_mel_bins=20, num_spectrogram_bins=129, sampl
     mel bands between the two edges (tf.signal.linear_to_mel_weight_matrix); the DC bin
     gets no weight."""
     dtype = dtypes.as_dtype(dtype)
-    known_rate = sample_rate
-    if isinstance(sample_rate, _Operators):
-        known_rate = (None if isinstance(sample_rate, ValuelessTensor)
-                      else np.asarray(sample_rate.numpy()).item())
+    known_rate = rules.known_value(sample_rate)
+    if isinstance(known_rate, np.ndarray):
+        known_rate = known_rate.item()
     _check_mel_arguments(num_mel_bins, known_rate, lower_edge_hertz, upper_edge_hertz, dtype)
     zero = constant(0.0, dtype)
     nyquist = cast(sample_rate, dtype) / 2.0

@@ -1,7 +1,6 @@
 """Counting by value: tf.histogram_fixed_width_bins, tf.math.bincount and
 tf.math.confusion_matrix, as TensorFlow writes them, over segment sums and scatters."""
 
-import numpy as np
 
 from .. import dtypes
 from . import rules
@@ -28,14 +27,8 @@ def histogram_fixed_width_bins(values, value_range, nbins=100, dtype=dtypes.int3
     return reshape(bins, shape(values))
 
 
-def _known_value(x):
-    """x's NumPy value when it is known now (not a tensor of a traced function)."""
-    from ..tensor import ValuelessTensor
-    return None if isinstance(x, ValuelessTensor) else np.asarray(x.numpy())
-
-
 def _check_non_negative(arr, op_name):
-    static = _known_value(arr)
+    static = rules.known_value(arr)
     if static is not None and static.size and static.min() < 0:
         raise rules.op_error(op_name, "Input arr must be non-negative!")
 
@@ -104,7 +97,7 @@ def confusion_matrix(labels, predictions, num_classes=None, weights=None,
 
 
 def _check_below(x, n, what):
-    static, bound = _known_value(x), _known_value(n)
+    static, bound = rules.known_value(x), rules.known_value(n)
     if static is not None and bound is not None and static.size and static.max() >= bound:
         raise rules.op_error("confusion_matrix", f"`{what}` out of bound: Condition x < y "
                                                  f"did not hold.")

@@ -138,7 +138,7 @@ def inverse_real_kernel(x, fft_length):
     return np.ascontiguousarray(out, dtype=out_type)
 
 
-def _fitted(x, dims, rank):
+def fitted(x, dims, rank):
     """`x` cut or padded with zeros to `dims` in its innermost `rank` dimensions: the
     adjoint of the transforms' own cutting and padding of their input."""
     from .indexing import strided_slice
@@ -162,9 +162,9 @@ def _real_grad(rank):
         # the adjoint DFT (n times the inverse) of dy padded with zeros to n points. This
         # is TensorFlow's _RFFTGrad, written without its Hermitian correction terms.
         fft_length = ctx.attrs["fft_length"]
-        full = _fitted(dy, tuple(dy._shape[:-1]) + (fft_length[-1],), 1)
+        full = fitted(dy, tuple(dy._shape[:-1]) + (fft_length[-1],), 1)
         spread = bind(INVERSE[rank], (full,)) * float(math.prod(fft_length))
-        return (_fitted(bind(REAL, (spread,)), ctx.shapes[0], rank),)
+        return (fitted(bind(REAL, (spread,)), ctx.shapes[0], rank),)
     return grad
 
 
@@ -182,7 +182,7 @@ def _inverse_real_grad(rank):
             twice[-1] = 1.0
         weights = twice / math.prod(fft_length)
         weighted = half * cast(weights.astype(dy.dtype._np), half.dtype)
-        return (_fitted(weighted, ctx.shapes[0], rank),)
+        return (fitted(weighted, ctx.shapes[0], rank),)
     return grad
 
 

@@ -12,8 +12,7 @@ from ..dtypes import kernel_name
 from ..errors import InvalidArgumentError
 from . import rules
 from .axis_moves import along_axis
-from .fft import fft, ifft, irfft, rfft
-from .shape import pad
+from .fft import fft, fitted, ifft, irfft, rfft
 
 
 def _axes_and_lengths(name, x, fft_length, axes, inverse_real=False):
@@ -39,16 +38,6 @@ def _axes_and_lengths(name, x, fft_length, axes, inverse_real=False):
     return normalized, lengths
 
 
-def _fitted(x, n):
-    """`x` cut or padded with zeros to `n` points in its innermost axis."""
-    size = x._shape[-1]
-    if n < size:
-        return x[..., :n]
-    if n > size:
-        return pad(x, [[0, 0]] * (len(x._shape) - 1) + [[0, n - size]])
-    return x
-
-
 def _scaled(x, lengths, norm, forward):
     """The input scaled as TensorFlow's wrappers scale it for `norm` ("backward", the
     default, leaves it; another name is ignored as TensorFlow ignores it)."""
@@ -69,7 +58,7 @@ def _complex_nd(name, transform, forward):
         axes, lengths = _axes_and_lengths(op_name, x, fft_length, axes)
         x = _scaled(x, lengths, norm, forward)
         for axis, n in zip(axes, lengths):
-            x = along_axis(x, axis, lambda v, n=n: transform(_fitted(v, n)))
+            x = along_axis(x, axis, lambda v, n=n: transform(fitted(v, (n,), 1)))
         return x
     op_name = name
     transform_nd.__name__ = transform_nd.__qualname__ = name.lower()
@@ -101,7 +90,7 @@ def rfftnd(input_tensor, fft_length=None, axes=None, norm=None, name=None):
     x = _scaled(x, lengths, norm, True)
     x = along_axis(x, axes[-1], lambda v: rfft(v, [lengths[-1]]))
     for axis, n in zip(axes[:-1], lengths[:-1]):
-        x = along_axis(x, axis, lambda v, n=n: fft(_fitted(v, n)))
+        x = along_axis(x, axis, lambda v, n=n: fft(fitted(v, (n,), 1)))
     return x
 
 
@@ -115,7 +104,7 @@ def irfftnd(input_tensor, fft_length=None, axes=None, norm=None, name=None):
         return x
     x = _scaled(x, lengths, norm, False)
     for axis, n in zip(axes[:-1], lengths[:-1]):
-        x = along_axis(x, axis, lambda v, n=n: ifft(_fitted(v, n)))
+        x = along_axis(x, axis, lambda v, n=n: ifft(fitted(v, (n,), 1)))
     return along_axis(x, axes[-1], lambda v: irfft(v, [lengths[-1]]))
 
 

@@ -7,12 +7,22 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import InvalidArgumentError
-from ..tensor import Tensor, _Operators, convert_to_tensor
+from ..tensor import Tensor, ValuelessTensor, _Operators, convert_to_tensor
 
 
 def describe(x):
     """'float32[2, 3]': how error messages name a value."""
     return f"{x.dtype.name}{list(x._shape)}"
+
+
+def known_value(x):
+    """x's value as a NumPy array when it is known now; None for a tensor of a function
+    being traced; anything but a tensor as it is (tf.get_static_value)."""
+    if not isinstance(x, _Operators):
+        return x
+    if isinstance(x, ValuelessTensor):
+        return None
+    return np.asarray(x.numpy())
 
 
 def kernel_dims(shape):

@@ -27,14 +27,13 @@ from .special import IGAMMA_GRAD_A, LGAMMA
 
 _FLOATS = (dtypes.float16, dtypes.float32, dtypes.float64)
 _POISSON_DTYPES = _FLOATS + (dtypes.int32, dtypes.int64)
-_TF_NAMES = {dtypes.float16: "half", dtypes.float32: "float", dtypes.float64: "double"}
 # NumPy's largest Poisson rate (random_poisson's POISSON_LAM_MAX): it raises beyond it.
 POISSON_RATE_MAX = np.iinfo(np.int64).max - np.sqrt(np.iinfo(np.int64).max) * 10
 
 
 def _check_dtype(op_name, attr, dtype, allowed):
     if dtype not in allowed:
-        names = ", ".join(_TF_NAMES.get(d, d.name) for d in allowed)
+        names = ", ".join(map(dtypes.kernel_name, allowed))
         raise InvalidArgumentError(
             f"Value for attr '{attr}' of {dtype.name} is not in the list of allowed values: "
             f"{names} [Op:{op_name}]", op=op_name)

@@ -8,11 +8,12 @@ import numpy as np
 
 from .. import dtypes
 from . import rules
+from .axis_moves import along_axis
 from .elementwise import INVERT, negative
 from .indexing import one_hot
 from .reduce import reduce_sum
 from .registry import OpDef, bind, register
-from .shape import expand_dims, transpose
+from .shape import expand_dims
 
 
 def _top_k_infer(input, k, sorted, index_type):
@@ -86,12 +87,7 @@ def _along_last(values, axis, fn):
     axis = rules.int_scalar(axis, "TopKV2")
     if not -rank <= axis < rank:
         raise ValueError(f"axis {axis} is out of bounds for a tensor of rank {rank}")
-    axis %= rank
-    if axis == rank - 1:
-        return fn(x)
-    perm = list(range(rank))
-    perm[axis], perm[-1] = perm[-1], perm[axis]
-    return transpose(fn(transpose(x, perm)), perm)
+    return along_axis(x, axis % rank, fn)
 
 
 def _sorted(values, axis, direction, want_indices):

@@ -18,11 +18,17 @@ from .indexing import gather, unsorted_segment_sum
 from .shape import concat, pad, reshape, transpose
 
 
-def _raised_cosine(window_length, periodic, dtype, a, b):
+def window_params(window_length, dtype):
+    """A window function's window_length as an int and dtype as a DType, checked as
+    TensorFlow's _check_params checks them."""
     dtype = dtypes.as_dtype(dtype)
     if not dtype.is_floating:
         raise ValueError(f"dtype must be a floating point type. Found {dtype}")
-    n = rules.int_scalar(window_length, what="window_length")
+    return rules.int_scalar(window_length, what="window_length"), dtype
+
+
+def _raised_cosine(window_length, periodic, dtype, a, b):
+    n, dtype = window_params(window_length, dtype)
     if n == 1:
         return ones([1], dtype=dtype)
     periodic = bool(np.asarray(periodic))
