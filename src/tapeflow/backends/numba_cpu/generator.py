@@ -102,6 +102,8 @@ class Codegen:
         self.readable = {}
         self.shown_source = None  # the user's line the comment above the code names
         self.vals = {}
+        # scalar variable -> the dtype Numba types it as, exactly: no cast needed to it
+        self.exact = {}
         self.params = []
         self.used = set()
         self.scalar_packs = {}   # dtype name -> list of values
@@ -282,7 +284,12 @@ class Codegen:
     def typed_scalar(self, v):
         """v's scalar as an expression of v's dtype exactly (a loop or branch variable
         must keep one Numba type)."""
-        return cast(self.scalar(v), v.dtype)
+        return self.exactly(self.scalar(v), v.dtype)
+
+    def exactly(self, expr, dtype):
+        """`expr` cast to `dtype`, unless it is a variable of exactly that type already
+        (each cast is a call Numba types and lowers)."""
+        return expr if self.exact.get(expr) is dtype else cast(expr, dtype)
 
     def dims(self, v):
         if v.rank == 0:
@@ -306,7 +313,8 @@ class Codegen:
         """Defines the 0-d value `y` as a scalar variable holding `expr` (cast to y's
         dtype, so that a loop variable keeps one Numba type)."""
         name = self.fresh("s")
-        self.emit(f"{name} = {cast(expr, y.dtype)}")
+        self.emit(f"{name} = {self.exactly(expr, y.dtype)}")
+        self.exact[name] = y.dtype
         return self.define(y, Val(None, y.dtype, (), scalar=name, local=True))
 
     def assign(self, expr, shown=None):

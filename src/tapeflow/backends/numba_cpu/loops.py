@@ -341,6 +341,7 @@ class _FusedLoop:
             if _needs_cast(node, member):
                 expr = cast(expr, node.outputs[0].dtype)
             cg.emit(f"{t} = {expr}")
+            cg.exact[t] = node.outputs[0].dtype  # cast where Numba's type may differ
             if member.check is not None:
                 member.check(cg, node, operands)
             self.temps[id(node.outputs[0])] = t
