@@ -1,11 +1,11 @@
 """Two costs of a Numba compile that tapeflow's kernels need not pay, measured on an RNN
 gradient's first compile (1.25 s in all; perf/compile_stages.py):
 
-- Python's cyclic garbage collector: a compile makes and drops millions of objects (IR
-  nodes, types, LLVM values), and the collections that triggers walk every object in the
-  process: 0.1 s. `collector_paused` holds it off while a compile the caller waits for
-  runs; the garbage is collected once after. A compile in a background thread leaves it
-  on, as the user's code runs beside it.
+- Python's cyclic garbage collector: a compile makes and drops hundreds of thousands of
+  objects (IR nodes, types, LLVM values), and the collections that triggers walk every
+  object in the process: 0.1 s. `collector_paused` holds it off while a compile the
+  caller waits for runs; the garbage is collected once after. A compile in a background
+  thread leaves it on, as the user's code runs beside it.
 - SciPy's linear algebra: Numba's first compile in a process imports it (85 ms), to
   check whether np.dot has a BLAS. Kernels multiply matrices through NumPy's OpenBLAS
   (kernels/numpy_blas.py), and SciPy is a dependency, so the check would pass; with
