@@ -604,6 +604,22 @@ def test_gradient_through_a_while_loop_uses_its_history():
     assert "grow_rows" in compiled.source
     xv = np.array([0.3, -1.0, 0.7, 2.0], np.float32)
     assert_matches(run(compiled, xv), eager(fn, xv))
+    # The history's helpers are called by symbol, not linked into (and compiled again in)
+    # the kernel; and no variable is cast to the dtype it already has (the loop counter).
+    from tapeflow.backends.numba_cpu import helper_symbols
+    (overload,) = compiled._kernel.overloads.values()
+    called = {name for _, name, _ in helper_symbols.requirements(overload.library)}
+    assert {"copy_into", "grow_rows"} <= called
+    assert not _casts_of_cast_variables(compiled.module_source), compiled.module_source
+
+
+def _casts_of_cast_variables(source):
+    """Lines that cast a variable to the type it was defined with (`s = np.int32(e)` after
+    `e = np.int32(...)`)."""
+    defined = dict(re.findall(r"^ +(\w+) = (np\.\w+)\(", source, re.M))
+    return [line for line in source.splitlines()
+            if (m := re.fullmatch(r" +\w+ = (np\.\w+)\((\w+)\)", line))
+            and defined.get(m.group(2)) == m.group(1)]
 
 
 def test_gradients_through_a_list_appended_in_a_tensor_loop_compile(monkeypatch):

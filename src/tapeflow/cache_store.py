@@ -164,7 +164,8 @@ def _private_key(path):
 
 def _mac(folder, name, body):
     # The file's name is signed too: a valid file of one kernel is not valid for another.
-    return hmac.new(_memoized(_keys, folder, _read_or_create_key), name.encode() + b"\0" + body, hashlib.sha256).digest()
+    key = _memoized(_keys, folder, _read_or_create_key)
+    return hmac.new(key, name.encode() + b"\0" + body, hashlib.sha256).digest()
 
 
 def sign(path, body):

@@ -76,17 +76,8 @@ def _helpers():
     """{helper name: the module of kernels/ that defines it} for generated imports."""
     global _helper_modules
     if _helper_modules is None:
-        import importlib
-
         from . import kernels
-        found = {}
-        for short in kernels.HELPER_MODULES:
-            module = importlib.import_module(f"{kernels.__name__}.{short}")
-            for name, value in vars(module).items():
-                if not name.startswith("_") and callable(value) and getattr(
-                        value, "__module__", None) == module.__name__:
-                    found[name] = module.__name__
-        _helper_modules = found
+        _helper_modules = kernels.helper_names()
     return _helper_modules
 
 

@@ -38,10 +38,5 @@ def _quiet(name):
 
 @functools.cache
 def _scalar_helpers():
-    import importlib
-    names = set()
-    for short in _SCALAR_MODULES:
-        module = importlib.import_module(f"{__package__}.kernels.{short}")
-        names.update(name for name, value in vars(module).items()
-                     if callable(value) and getattr(value, "__module__", None) == module.__name__)
-    return frozenset(names)
+    from . import kernels
+    return frozenset(kernels.helper_names(_SCALAR_MODULES))

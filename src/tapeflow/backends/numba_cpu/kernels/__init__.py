@@ -18,6 +18,20 @@ HELPER_MODULES = ("scalar_math", "special_math", "arrays", "gemm", "matrices", "
 SOURCE_MODULES = HELPER_MODULES + ("microgemm", "numpy_blas")
 
 
+def helper_names(short_names=HELPER_MODULES):
+    """{name: module name} of the public functions that the modules of kernels/ named by
+    `short_names` define (what generated kernels import by name)."""
+    import importlib
+    found = {}
+    for short in short_names:
+        module = importlib.import_module(f"{__name__}.{short}")
+        for name, value in vars(module).items():
+            if not name.startswith("_") and callable(value) and getattr(
+                    value, "__module__", None) == module.__name__:
+                found[name] = module.__name__
+    return found
+
+
 def helper(fn):
     """Every helper: nopython, the NumPy error model (x / 0 is inf, not an exception),
     and no C-callable wrapper (kernels call helpers natively; compiling it was waste)."""
