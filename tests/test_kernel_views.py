@@ -1,12 +1,14 @@
-"""The reshape and dtype cast generated kernels use (kernels/views.py) give NumPy's
-results: views of C-contiguous arrays, an inferred -1, NumPy's ValueError for a size that
-does not fit, and Numba's own code for the layouts they do not build in place."""
+"""The reshape, dtype cast, flattening and region copy that kernels and helpers use
+(kernels/views.py) give NumPy's results: views of C-contiguous arrays, an inferred -1,
+NumPy's ValueError for a size that does not fit, Numba's own code for the layouts they do
+not build in place, and copies in C order of strided arrays."""
 
 import numpy as np
 import pytest
 from numba import njit
 
-from tapeflow.backends.numba_cpu.kernels.views import cast_array, reshaped
+from tapeflow.backends.numba_cpu.kernels.views import (c_order, cast_array, copy_elements,
+                                                       reshaped)
 
 
 @njit
@@ -54,3 +56,40 @@ def test_cast_array_is_numpys_astype():
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype and g.shape == e.shape and g.flags.c_contiguous
         np.testing.assert_array_equal(g, e)
+
+
+@njit
+def _c_order_cases(contiguous, transposed, strided, scalar):
+    view = c_order(contiguous)
+    view[0] = -1.0  # a C-contiguous array's elements are a view: writes through
+    return view, c_order(transposed), c_order(strided), c_order(scalar)
+
+
+def test_c_order_is_a_view_of_contiguous_arrays_and_a_copy_in_c_order_of_others():
+    a = np.arange(12.0).reshape(3, 4)
+    cube = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    view, transposed, strided, scalar = _c_order_cases(
+        a, a.T, cube[:, ::2, 1:3], np.array(True))
+    assert view.shape == (12,) and a[0, 0] == -1.0
+    for got, source in ((transposed, a.T), (strided, cube[:, ::2, 1:3]),
+                        (scalar, np.array(True))):
+        assert got.dtype == source.dtype and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, np.ascontiguousarray(source).ravel())
+
+
+@njit
+def _copy_cases(dst, src):
+    copy_elements(dst[1:3, 1:], src.T)
+    copy_elements(dst[0, 0:1], src[0, :1])
+    return dst
+
+
+def test_copy_elements_copies_between_strided_regions_and_checks_their_shapes():
+    src = np.arange(6, dtype=np.int64).reshape(3, 2)
+    got = _copy_cases(np.zeros((4, 4)), src)
+    expected = np.zeros((4, 4))
+    expected[1:3, 1:] = src.T
+    expected[0, 0:1] = src[0, :1]
+    np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError, match="shapes of a copied region differ"):
+        _copy_cases(np.zeros((4, 3)), src)

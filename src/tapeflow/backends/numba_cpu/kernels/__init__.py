@@ -39,6 +39,12 @@ def helper(fn):
                 fastmath={"contract"})(fn)
 
 
+def inlined_helper(fn):
+    """A helper whose code is put into each caller before typing: no compile of its own."""
+    return njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True,
+                fastmath={"contract"}, inline="always")(fn)
+
+
 def array_helper(fn):
     """A helper that works on whole arrays: compiled once, and called by symbol rather
     than linked into each kernel (helper_symbols.py), as there is nothing to inline."""

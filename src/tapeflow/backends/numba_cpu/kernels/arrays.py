@@ -13,8 +13,10 @@ from numba.np.arrayobj import make_array
 
 from . import array_helper as _array_jit
 from . import helper as _jit
+from . import inlined_helper as _inlined
 from .scalar_math import exp_t, log_t, maximum, radd_fast
-from .views import c_view
+from .allocation import empty_array, zeros_array
+from .views import c_order, c_view, cast_array, copy_elements, reshaped
 
 
 @_jit
@@ -39,44 +41,21 @@ def mirror_index(n, lo, hi, shift):
 def copy_flat(dst, offset, src):
     """Writes src's elements, in C order, to dst's flat positions from `offset` on (dst
     C-contiguous)."""
-    flat = dst.reshape(dst.size)
-    values = np.ascontiguousarray(src).reshape(src.size)
+    flat = reshaped(dst, dst.size)
+    values = c_order(src)
     for i in range(values.size):
         flat[offset + i] = values[i]
 
 
-# copy_into and flat_view choose their code by type, as overloads, and kernels call them
-# through helpers: Numba compiles an overload's code again in every process (about 0.1 s
-# for copy_into's), but a helper's machine code is cached.
+# flat_view chooses its code by type, as an overload, and kernels call it through a
+# helper: Numba compiles an overload's code again in every process, but a helper's
+# machine code is cached.
 
 @_array_jit
 def copy_into(dst, src):
     """dst[...] = src for two arrays of one shape, any layouts (a region of a bigger
     array: a part of a concatenation, the inside of a padding)."""
-    _copy_region(dst, src)
-
-
-def _copy_region(dst, src):
-    dst[...] = src
-
-
-@overload(_copy_region, jit_options={"error_model": "numpy"})
-def _copy_region_by_type(dst, src):
-    if src.ndim == 0:
-        def copy_scalar(dst, src):
-            dst[()] = src[()]
-        return copy_scalar
-
-    def copy_rows(dst, src):
-        if dst.shape != src.shape:
-            raise ValueError("the shapes of a copied region differ")
-        n = src.shape[-1]
-        for index in np.ndindex(src.shape[:-1]):
-            d = dst[index]
-            s = src[index]
-            for j in range(n):
-                d[j] = s[j]
-    return copy_rows
+    copy_elements(dst, src)
 
 
 @_jit
@@ -194,7 +173,7 @@ def check_reshape_size(size, shape, mismatch, multiple):
 @_array_jit
 def grow_rows(h):
     """h with twice the rows (the first ones copied): a loop's history buffer."""
-    out = np.empty((2 * h.shape[0],) + h.shape[1:], h.dtype)
+    out = empty_array((2 * h.shape[0],) + h.shape[1:], h.dtype)
     copy_flat(out, 0, h)
     return out
 
@@ -508,15 +487,18 @@ def diag_part3(x, k):
 # exp, sums, logs) instead of row by row: the flat exp vectorizes and each exp is computed
 # once. A reduction along axis 1 keeps its accumulator in a register when there is one
 # class row per (outer) index (inner == 1, the usual last axis): accumulating through
-# memory would chain every addition to the previous store.
+# memory would chain every addition to the previous store. The passes are inlined into
+# the three helpers that call them, and allocate and reshape with allocation.py and
+# views.py: each compile of a function of its own, and of Numba's np.empty, reshape or
+# astype, was 0.05-0.15 s of an empty cache's first softmax or cross-entropy.
 
-@_jit
+@_inlined
 def shift_by_max3(x, shifted):
     """shifted = x - max(x) along axis 1 (NaN wins); returns the maxima (outer, inner)."""
     outer, n, inner = x.shape
-    m = np.empty((outer, inner), x.dtype)
+    m = empty_array((outer, inner), x.dtype)
     if inner == 1:
-        x2, s2 = x.reshape((outer, n)), shifted.reshape((outer, n))
+        x2, s2 = reshaped(x, (outer, n)), reshaped(shifted, (outer, n))
         for a in range(outer):
             mx = x2[a, 0]
             for b in range(1, n):
@@ -537,38 +519,38 @@ def shift_by_max3(x, shifted):
     return m
 
 
-@_jit
+@_inlined
 def exp_in_place(v):
-    flat = v.reshape(v.size)
+    flat = reshaped(v, v.size)
     for i in range(flat.size):
         flat[i] = exp_t(flat[i])
 
 
-@_jit
+@_inlined
 def sum_axis1(x):
     """Sums along axis 1 of (outer, n, inner), accumulated in float64, in x's dtype."""
     outer, n, inner = x.shape
     if inner == 1:
-        x2 = x.reshape((outer, n))
-        out = np.empty((outer, 1), x.dtype)
+        x2 = reshaped(x, (outer, n))
+        out = empty_array((outer, 1), x.dtype)
         for a in range(outer):
             s = 0.0
             for b in range(n):
                 s += np.float64(x2[a, b])
             out[a, 0] = s
         return out
-    acc = np.zeros((outer, inner), np.float64)
+    acc = zeros_array((outer, inner), np.float64)
     for a in range(outer):
         for b in range(n):
             for c in range(inner):
                 acc[a, c] += np.float64(x[a, b, c])
-    return acc.astype(x.dtype)
+    return cast_array(acc, x.dtype)
 
 
-@_jit
+@_inlined
 def log_of(x):
-    out = np.empty_like(x)
-    flat_out, flat_x = out.reshape(out.size), x.reshape(x.size)
+    out = empty_array(x.shape, x.dtype)
+    flat_out, flat_x = reshaped(out, out.size), reshaped(x, x.size)
     for i in range(flat_x.size):
         flat_out[i] = log_t(flat_x[i])
     return out
@@ -578,10 +560,10 @@ def log_of(x):
 def softmax3(x, log):
     """Softmax (or log-softmax) along axis 1, shifted by the maximum (NaN-propagating)."""
     outer, n, inner = x.shape
-    out = np.empty_like(x)
+    out = empty_array(x.shape, x.dtype)
     shift_by_max3(x, out)
     if log:
-        e = out.copy()
+        e = cast_array(out, out.dtype)  # a copy
         exp_in_place(e)
         ls = log_of(sum_axis1(e))
         for a in range(outer):
@@ -602,15 +584,15 @@ def softmax3(x, log):
 def xent3(features, labels):
     """Softmax cross-entropy along axis 1: (loss (outer, inner), backprop)."""
     outer, n, inner = features.shape
-    back = np.empty_like(features)
+    back = empty_array(features.shape, features.dtype)
     m = shift_by_max3(features, back)
     exp_in_place(back)
     s = sum_axis1(back)
     ls = log_of(s)
     if inner == 1:
-        f2, l2, b2 = (features.reshape((outer, n)), labels.reshape((outer, n)),
-                      back.reshape((outer, n)))
-        loss = np.empty((outer, 1), features.dtype)
+        f2, l2, b2 = (reshaped(features, (outer, n)), reshaped(labels, (outer, n)),
+                      reshaped(back, (outer, n)))
+        loss = empty_array((outer, 1), features.dtype)
         for a in range(outer):
             total = 0.0
             for b in range(n):
@@ -619,14 +601,14 @@ def xent3(features, labels):
                 b2[a, b] = b2[a, b] / s[a, 0] - label
             loss[a, 0] = total
         return loss, back
-    totals = np.zeros((outer, inner), np.float64)
+    totals = zeros_array((outer, inner), np.float64)
     for a in range(outer):
         for b in range(n):
             for c in range(inner):
                 label = labels[a, b, c]
                 totals[a, c] += np.float64(label * (ls[a, c] - (features[a, b, c] - m[a, c])))
                 back[a, b, c] = back[a, b, c] / s[a, c] - label
-    return totals.astype(features.dtype), back
+    return cast_array(totals, features.dtype), back
 
 
 @_array_jit
@@ -635,13 +617,13 @@ def sparse_xent2(features, labels, code):
     for r in range(rows):
         if labels[r] < 0 or labels[r] >= n:
             raise IndexError(code, labels[r])
-    back = np.empty_like(features)
-    f3, b3 = features.reshape((rows, n, 1)), back.reshape((rows, n, 1))
+    back = empty_array(features.shape, features.dtype)
+    f3, b3 = reshaped(features, (rows, n, 1)), reshaped(back, (rows, n, 1))
     m = shift_by_max3(f3, b3)
     exp_in_place(back)
     s = sum_axis1(b3)
     ls = log_of(s)
-    loss = np.empty(rows, features.dtype)
+    loss = empty_array(rows, features.dtype)
     for r in range(rows):
         for b in range(n):
             back[r, b] /= s[r, 0]

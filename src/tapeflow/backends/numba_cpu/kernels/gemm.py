@@ -9,8 +9,11 @@ from numba.extending import intrinsic, overload
 
 from . import array_helper as _array_jit
 from . import helper as _jit
+from . import inlined_helper as _inlined
 from .. import helper_symbols
 from . import microgemm, numpy_blas
+from .allocation import empty_array
+from .views import c_order, reshaped
 
 
 @intrinsic
@@ -61,7 +64,7 @@ if config.DISABLE_JIT:  # _cblas_gemm as Python (microgemm is off: microgemm.ENA
         c[...] = (a.T if trans_a == 112 else a) @ (b.T if trans_b == 112 else b)
 
 
-@_jit
+@_inlined
 def microgemm_pays(m, n, k):
     """Whether microgemm beats OpenBLAS (on one thread) on a float32 product of this size:
     its tiles must be mostly full (measured: it loses below about 64 x 64 x 64, and on
@@ -70,24 +73,26 @@ def microgemm_pays(m, n, k):
             and m * n * k >= 1 << 20)
 
 
-@_jit
+@_inlined
 def _gemm_operands(a, b, transpose_a, transpose_b):
-    a = np.ascontiguousarray(a)
-    b = np.ascontiguousarray(b)
+    a = reshaped(c_order(a), a.shape)  # np.ascontiguousarray, with nothing to compile
+    b = reshaped(c_order(b), b.shape)
     m = a.shape[1] if transpose_a else a.shape[0]
     k = a.shape[0] if transpose_a else a.shape[1]
     n = b.shape[0] if transpose_b else b.shape[1]
-    return a, b, m, k, n, np.empty((m, n), a.dtype)
+    return a, b, m, k, n, empty_array((m, n), a.dtype)
 
 
-@_jit
+@_inlined
 def _blas_gemm_into(a, b, transpose_a, transpose_b, out):
     m, n = out.shape
     k = a.shape[0] if transpose_a else a.shape[1]
     if m == 0 or n == 0:
         return
     if k == 0:  # a sum of nothing
-        out[:] = 0
+        flat = reshaped(out, out.size)
+        for i in range(flat.size):
+            flat[i] = 0
         return
     _cblas_gemm(112 if transpose_a else 111, 112 if transpose_b else 111, m, n, k,
                 a, max(1, a.shape[1]), b, max(1, b.shape[1]), out, max(1, n))

@@ -7,6 +7,9 @@ layouts take Numba's own code).
 
     reshaped(a, shape)      # a.reshape(shape): a view; shape an int or a tuple of ints
     cast_array(a, dtype)    # a.astype(dtype): a new C-contiguous array
+    c_order(a)              # a's elements in C order, 1-D: a view of a C-contiguous
+                            # array, a copy of any other (np.ascontiguousarray(a).ravel())
+    copy_elements(dst, src) # dst[...] = src, two arrays of one shape, any layouts
 """
 
 import numpy as np
@@ -15,7 +18,8 @@ from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed, impl_ret_new_ref
 from numba.core.typing.npydecl import parse_dtype
 from numba.extending import intrinsic
-from numba.np.arrayobj import array_reshape, load_item, make_array, populate_array, store_item
+from numba.np.arrayobj import (array_reshape, load_item, make_array, populate_array,
+                                store_item)
 
 from .allocation import new_array
 
@@ -118,9 +122,69 @@ if not config.DISABLE_JIT:
                            cgutils.gep(builder, out.data, loop.index))
             return impl_ret_new_ref(context, builder, result, out._getvalue())
         return result(array, dtype), codegen
+
+    @intrinsic
+    def c_order(typingctx, array):
+        if not isinstance(array, types.Array):
+            return None
+        result = types.Array(array.dtype, 1, "C")
+
+        def codegen(context, builder, signature, args):
+            source = make_array(array)(context, builder, args[0])
+            if array.layout == "C":
+                return c_view(context, builder, source, [source.nitems], result)
+            out = new_array(context, builder, result, [source.nitems])
+            shape = cgutils.unpack_tuple(builder, source.shape, array.ndim)
+            strides = cgutils.unpack_tuple(builder, source.strides, array.ndim)
+            position = cgutils.alloca_once_value(builder, context.get_constant(types.intp, 0))
+            with cgutils.loop_nest(builder, shape, source.nitems.type) as indices:
+                item = cgutils.get_item_pointer2(context, builder, source.data, shape, strides,
+                                                 array.layout, indices)
+                at = builder.load(position)
+                builder.store(builder.load(item), cgutils.gep(builder, out.data, at))
+                builder.store(builder.add(at, context.get_constant(types.intp, 1)), position)
+            return impl_ret_new_ref(context, builder, result, out._getvalue())
+        return result(array), codegen
+
+    @intrinsic
+    def copy_elements(typingctx, dst, src):
+        if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+                and dst.ndim == src.ndim):
+            return None
+
+        def codegen(context, builder, signature, args):
+            target, source = (make_array(t)(context, builder, v) for t, v in zip((dst, src), args))
+            shape = cgutils.unpack_tuple(builder, source.shape, src.ndim)
+            different = cgutils.false_bit
+            for a, b in zip(cgutils.unpack_tuple(builder, target.shape, dst.ndim), shape):
+                different = builder.or_(different, builder.icmp_signed("!=", a, b))
+            with builder.if_then(different, likely=False):
+                context.call_conv.return_user_exc(
+                    builder, ValueError, ("the shapes of a copied region differ",))
+            with cgutils.loop_nest(builder, shape, source.nitems.type) as indices:
+                value = load_item(context, builder, src, cgutils.get_item_pointer2(
+                    context, builder, source.data, shape,
+                    cgutils.unpack_tuple(builder, source.strides, src.ndim), src.layout,
+                    indices))
+                store_item(context, builder, dst, context.cast(builder, value, src.dtype,
+                                                               dst.dtype),
+                           cgutils.get_item_pointer2(
+                               context, builder, target.data, shape,
+                               cgutils.unpack_tuple(builder, target.strides, dst.ndim),
+                               dst.layout, indices))
+            return context.get_dummy_value()
+        return types.none(dst, src), codegen
 else:  # kernels run as Python
     def reshaped(array, shape):
         return array.reshape(shape)
+
+    def c_order(array):
+        return np.ascontiguousarray(array).reshape(-1)
+
+    def copy_elements(dst, src):
+        if dst.shape != src.shape:
+            raise ValueError("the shapes of a copied region differ")
+        dst[...] = src
 
     def cast_array(array, dtype):
         return np.ascontiguousarray(array.astype(dtype))
