@@ -1,5 +1,5 @@
-"""Reshapes and dtype casts of whole arrays, built in place, as allocation.py builds new
-arrays. Numba lowers `a.reshape(shape)` through a function it compiles in every process
+"""Reshapes, dtype casts and copies of whole arrays, built in place, as allocation.py
+builds new arrays. Numba lowers `a.reshape(shape)` through a function it compiles in every process
 (its reshape's shape check, about 0.07 s of each process's first kernel), and
 `a.astype(dtype)` is an overload it compiles per process and signature; these compile
 nothing for a C-contiguous array, the only layout generated kernels reshape (other
@@ -9,6 +9,7 @@ layouts take Numba's own code).
     cast_array(a, dtype)    # a.astype(dtype): a new C-contiguous array
     c_order(a)              # a's elements in C order, 1-D: a view of a C-contiguous
                             # array, a copy of any other (np.ascontiguousarray(a).ravel())
+    contiguous(a)           # np.ascontiguousarray(a), of a's rank: a itself if C
     copy_elements(dst, src) # dst[...] = src, two arrays of one shape, any layouts
 """
 
@@ -123,6 +124,21 @@ if not config.DISABLE_JIT:
             return impl_ret_new_ref(context, builder, result, out._getvalue())
         return result(array, dtype), codegen
 
+    def _c_copy(context, builder, array, source, result, dims):
+        """A new C-contiguous array of type `result` and shape `dims` holding the elements
+        of `source` (of Numba type `array`, any layout) in C order."""
+        out = new_array(context, builder, result, dims)
+        shape = cgutils.unpack_tuple(builder, source.shape, array.ndim)
+        strides = cgutils.unpack_tuple(builder, source.strides, array.ndim)
+        position = cgutils.alloca_once_value(builder, context.get_constant(types.intp, 0))
+        with cgutils.loop_nest(builder, shape, source.nitems.type) as indices:
+            item = cgutils.get_item_pointer2(context, builder, source.data, shape, strides,
+                                             array.layout, indices)
+            at = builder.load(position)
+            builder.store(builder.load(item), cgutils.gep(builder, out.data, at))
+            builder.store(builder.add(at, context.get_constant(types.intp, 1)), position)
+        return impl_ret_new_ref(context, builder, result, out._getvalue())
+
     @intrinsic
     def c_order(typingctx, array):
         if not isinstance(array, types.Array):
@@ -133,17 +149,21 @@ if not config.DISABLE_JIT:
             source = make_array(array)(context, builder, args[0])
             if array.layout == "C":
                 return c_view(context, builder, source, [source.nitems], result)
-            out = new_array(context, builder, result, [source.nitems])
-            shape = cgutils.unpack_tuple(builder, source.shape, array.ndim)
-            strides = cgutils.unpack_tuple(builder, source.strides, array.ndim)
-            position = cgutils.alloca_once_value(builder, context.get_constant(types.intp, 0))
-            with cgutils.loop_nest(builder, shape, source.nitems.type) as indices:
-                item = cgutils.get_item_pointer2(context, builder, source.data, shape, strides,
-                                                 array.layout, indices)
-                at = builder.load(position)
-                builder.store(builder.load(item), cgutils.gep(builder, out.data, at))
-                builder.store(builder.add(at, context.get_constant(types.intp, 1)), position)
-            return impl_ret_new_ref(context, builder, result, out._getvalue())
+            return _c_copy(context, builder, array, source, result, [source.nitems])
+        return result(array), codegen
+
+    @intrinsic
+    def contiguous(typingctx, array):
+        if not isinstance(array, types.Array):
+            return None
+        result = array.copy(layout="C", readonly=False) if array.layout != "C" else array
+
+        def codegen(context, builder, signature, args):
+            if array.layout == "C":
+                return impl_ret_borrowed(context, builder, array, args[0])
+            source = make_array(array)(context, builder, args[0])
+            return _c_copy(context, builder, array, source, result,
+                           cgutils.unpack_tuple(builder, source.shape, array.ndim))
         return result(array), codegen
 
     @intrinsic
@@ -180,6 +200,9 @@ else:  # kernels run as Python
 
     def c_order(array):
         return np.ascontiguousarray(array).reshape(-1)
+
+    def contiguous(array):
+        return np.ascontiguousarray(array)
 
     def copy_elements(dst, src):
         if dst.shape != src.shape:

@@ -15,8 +15,11 @@ from numba.extending import overload
 
 from . import array_helper as _array_jit
 from . import helper as _jit
+from . import inlined_helper as _inlined
 from . import microgemm
+from .allocation import empty_array, zeros_array
 from .gemm import _blas_gemm_into, _blas_threads, _microgemm, _own_gemm, microgemm_pays
+from .views import contiguous, copy_elements, reshaped
 
 _BLOCK_ELEMENTS = 1 << 18  # the im2col buffer's size: a megabyte of float32
 
@@ -51,12 +54,12 @@ def _product_into_impl(a, b, transpose_a, transpose_b, out):
     return loops
 
 
-@_jit
+@_inlined
 def _block_rows(positions, depth):
     return max(1, min(positions, _BLOCK_ELEMENTS // max(depth, 1)))
 
 
-@_jit
+@_inlined
 def _buffers(positions, w_shape, c, like):
     """(groups, outputs per group, rows per block, the im2col buffer, one group's block
     of outputs) of a convolution with a filter of shape w_shape over c channels."""
@@ -65,16 +68,16 @@ def _buffers(positions, w_shape, c, like):
     og = o // groups
     depth = kh * kw * cg
     block = _block_rows(positions, depth)
-    return (groups, og, block, np.empty((block, depth), like.dtype),
-            np.empty((block, og), like.dtype))
+    return (groups, og, block, empty_array((block, depth), like.dtype),
+            empty_array((block, og), like.dtype))
 
 
-@_jit
+@_inlined
 def _filter_matrices(w, groups):
     """The filter [KH, KW, Cg, O] as one [KH * KW * Cg, O / groups] matrix per group."""
     kh, kw, cg, o = w.shape
     og = o // groups
-    out = np.empty((groups, kh * kw * cg, og), w.dtype)
+    out = empty_array((groups, kh * kw * cg, og), w.dtype)
     for g in range(groups):
         for i in range(kh):
             for j in range(kw):
@@ -85,7 +88,7 @@ def _filter_matrices(w, groups):
     return out
 
 
-@_jit
+@_inlined
 def _tap_range(z, size, window, stride, dilation, before):
     """The taps [first, last) of a window along one axis that fall inside the image."""
     start = z * stride - before
@@ -94,7 +97,7 @@ def _tap_range(z, size, window, stride, dilation, before):
     return first, max(first, last)
 
 
-@_jit
+@_inlined
 def _copy_run(dst, to, src, at, length, add):
     """dst[to:to + length] = src[at:at + length] (or +=): a plain loop, which LLVM
     vectorizes, without the cost of slicing for the short runs of few channels."""
@@ -114,7 +117,7 @@ def _move_windows(image, cols, first, rows, g, cg, kh, kw, geo, gather):
     the width), a window's row is one contiguous run of the image."""
     sh, sw, dh, dw, top, left, oh, ow = geo
     _, h, w, c = image.shape
-    flat = image.reshape(image.size)
+    flat = reshaped(image, image.size)
     runs = dw == 1 and cg == c
     per_image = oh * ow
     c0 = g * cg
@@ -183,7 +186,7 @@ def _conv_by_rows_float32(x, w, geo, out):
     padded_width = ow + kw - 1
     run = kw * c
     # One pixel of slack per filter tap: the last row's overhanging windows read it.
-    padded = np.zeros(n * h * padded_width * c + run, x.dtype)
+    padded = zeros_array(n * h * padded_width * c + run, x.dtype)
     for b in range(n):
         for iy in range(h):
             for p in range(padded_width):
@@ -193,12 +196,12 @@ def _conv_by_rows_float32(x, w, geo, out):
                     for k in range(c):
                         padded[at + k] = x[b, iy, ix, k]
     matrix = _filter_matrices(w, 1)[0]
-    flat_matrix = matrix.reshape(matrix.size)
+    flat_matrix = reshaped(matrix, matrix.size)
     rows_per_block = max(1, _ROW_BLOCK // (padded_width * max(o, 1)))
     block_size = rows_per_block * padded_width * o
     # One product per filter row, summed into the output once: the output is written
     # in a single pass, the products stay in cache.
-    parts = np.empty((kh, block_size), x.dtype)
+    parts = empty_array((kh, block_size), x.dtype)
     for b in range(n):
         for y0 in range(0, oh, rows_per_block):
             y1 = min(oh, y0 + rows_per_block)
@@ -215,9 +218,9 @@ def _conv_by_rows_float32(x, w, geo, out):
                                part[(first - y0) * padded_width * o:],
                                (last - first) * padded_width, run, o)
             for y in range(y0, y1):
-                target = out[b, y].reshape(ow * o)  # one output row, in cache for the sum
+                target = reshaped(out[b, y], ow * o)  # one output row, in cache for the sum
                 row = (y - y0) * padded_width * o
-                target[:] = parts[0, row:row + ow * o]
+                copy_elements(target, parts[0, row:row + ow * o])
                 for i in range(1, kh):
                     _copy_run(target, 0, parts[i], row, ow * o, True)
     return True
@@ -227,11 +230,11 @@ def _conv_by_rows_float32(x, w, geo, out):
 def conv2d_nhwc(x, w, geo):
     """Conv2D of NHWC x with filter w [KH, KW, C / groups, O]; geo = (stride h, stride w,
     dilation h, dilation w, padding top, padding left, out h, out w)."""
-    x = np.ascontiguousarray(x)
+    x = contiguous(x)
     n, _, _, c = x.shape
     kh, kw, cg, o = w.shape
     oh, ow = geo[6], geo[7]
-    out = np.empty((n, oh, ow, o), x.dtype)
+    out = empty_array((n, oh, ow, o), x.dtype)
     positions = n * oh * ow
     if positions == 0 or o == 0:
         return out
@@ -239,7 +242,7 @@ def conv2d_nhwc(x, w, geo):
         return out
     groups, og, block, cols, part = _buffers(positions, w.shape, c, x)
     matrices = _filter_matrices(w, groups)
-    flat = out.reshape((positions, o))
+    flat = reshaped(out, (positions, o))
     for first in range(0, positions, block):
         rows = min(block, positions - first)
         for g in range(groups):
@@ -248,14 +251,14 @@ def conv2d_nhwc(x, w, geo):
                 _product_into(cols[:rows], matrices[0], False, False, flat[first:first + rows])
             else:
                 _product_into(cols[:rows], matrices[g], False, False, part[:rows])
-                flat[first:first + rows, g * og:(g + 1) * og] = part[:rows]
+                copy_elements(flat[first:first + rows, g * og:(g + 1) * og], part[:rows])
     return out
 
 
 @_array_jit
 def conv2d_input_grad_nhwc(w, dy, h, width, c, geo):
     """Conv2DBackpropInput: the NHWC [N, h, width, c] gradient of conv2d_nhwc's input."""
-    dy = np.ascontiguousarray(dy)
+    dy = contiguous(dy)
     n, oh, ow, o = dy.shape
     kh, kw, cg, _ = w.shape
     sh, sw, dh, dw, top, left = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
@@ -264,22 +267,22 @@ def conv2d_input_grad_nhwc(w, dy, h, width, c, geo):
             and before_w >= 0 and n * h * width):
         # Stride 1: the gradient is the forward convolution of dy with the filter turned
         # around (rows and columns reversed, inputs and outputs swapped).
-        turned = np.ascontiguousarray(w[::-1, ::-1].transpose((0, 1, 3, 2)))
+        turned = contiguous(w[::-1, ::-1].transpose((0, 1, 3, 2)))
         return conv2d_nhwc(dy, turned, (1, 1, dh, dw, before_h, before_w, h, width))
-    dx = np.zeros((n, h, width, c), dy.dtype)
+    dx = zeros_array((n, h, width, c), dy.dtype)
     positions = n * oh * ow
     if positions == 0 or c == 0:
         return dx
     groups, og, block, cols, part = _buffers(positions, w.shape, c, dy)
     matrices = _filter_matrices(w, groups)
-    flat = dy.reshape((positions, o))
+    flat = reshaped(dy, (positions, o))
     for first in range(0, positions, block):
         rows = min(block, positions - first)
         for g in range(groups):
             if groups == 1:
                 _product_into(flat[first:first + rows], matrices[0], False, True, cols[:rows])
             else:
-                part[:rows] = flat[first:first + rows, g * og:(g + 1) * og]
+                copy_elements(part[:rows], flat[first:first + rows, g * og:(g + 1) * og])
                 _product_into(part[:rows], matrices[g], False, True, cols[:rows])
             _move_windows(dx, cols, first, rows, g, cg, kh, kw, geo, False)
     return dx
@@ -288,19 +291,19 @@ def conv2d_input_grad_nhwc(w, dy, h, width, c, geo):
 @_array_jit
 def conv2d_filter_grad_nhwc(x, dy, kh, kw, cg, geo):
     """Conv2DBackpropFilter: the [kh, kw, cg, O] gradient of conv2d_nhwc's filter."""
-    x = np.ascontiguousarray(x)
-    dy = np.ascontiguousarray(dy)
+    x = contiguous(x)
+    dy = contiguous(dy)
     n, oh, ow, o = dy.shape
     c = x.shape[3]
-    dw = np.zeros((kh, kw, cg, o), x.dtype)
+    dw = zeros_array((kh, kw, cg, o), x.dtype)
     positions = n * oh * ow
     if positions == 0 or o == 0 or cg == 0:
         return dw
     groups, og, block, cols, part = _buffers(positions, (kh, kw, cg, o), c, x)
     depth = kh * kw * cg
-    flat = dy.reshape((positions, o))
-    total = np.zeros((groups, depth, og), x.dtype)
-    step = np.empty((depth, og), x.dtype)
+    flat = reshaped(dy, (positions, o))
+    total = zeros_array((groups, depth, og), x.dtype)
+    step = empty_array((depth, og), x.dtype)
     for first in range(0, positions, block):
         rows = min(block, positions - first)
         for g in range(groups):
@@ -308,9 +311,10 @@ def conv2d_filter_grad_nhwc(x, dy, kh, kw, cg, geo):
             if groups == 1:
                 _product_into(cols[:rows], flat[first:first + rows], True, False, step)
             else:
-                part[:rows] = flat[first:first + rows, g * og:(g + 1) * og]
+                copy_elements(part[:rows], flat[first:first + rows, g * og:(g + 1) * og])
                 _product_into(cols[:rows], part[:rows], True, False, step)
-            total[g] += step
+            _copy_run(reshaped(total[g], step.size), 0, reshaped(step, step.size), 0, step.size,
+                      True)
     for g in range(groups):
         for i in range(kh):
             for j in range(kw):
@@ -323,7 +327,7 @@ def conv2d_filter_grad_nhwc(x, dy, kh, kw, cg, geo):
 
 # -- pooling ---------------------------------------------------------------------------------
 
-@_jit
+@_inlined
 def _window_argmax(x, n, y, z, c, geo):
     """The flat index (row * width + column) of the largest input of a window, the first
     of equal ones and NaN above all, as np.argmax over the window padded with the
@@ -360,11 +364,11 @@ def _lowest_like_impl(v):
     return lambda v: low
 
 
-@_jit
+@_inlined
 def _argmax_map(x, geo):
     """_window_argmax of every window: [N, out h, out w, C] flat indices."""
     n, _, _, c = x.shape
-    where = np.empty((n, geo[6], geo[7], c), np.int64)
+    where = empty_array((n, geo[6], geo[7], c), np.int64)
     for b in range(n):
         for y in range(geo[6]):
             for z in range(geo[7]):
@@ -377,10 +381,10 @@ def _argmax_map(x, geo):
 def max_pool_nhwc(x, geo):
     """MaxPool of NHWC x; geo = (window h, window w, stride h, stride w, padding top,
     padding left, out h, out w)."""
-    x = np.ascontiguousarray(x)
+    x = contiguous(x)
     w = x.shape[2]
     where = _argmax_map(x, geo)
-    out = np.empty(where.shape, x.dtype)
+    out = empty_array(where.shape, x.dtype)
     for b, y, z, k in np.ndindex(where.shape):
         at = where[b, y, z, k]
         out[b, y, z, k] = _lowest_like(x[b, 0, 0, k]) if at < 0 else x[b, at // w, at % w, k]
@@ -391,10 +395,10 @@ def max_pool_nhwc(x, geo):
 def max_pool_grad_nhwc(x, grad, geo, to_image):
     """MaxPoolGrad (to_image: each window's gradient added to its largest input), or
     MaxPoolGradGrad (for each window, the image gradient at its largest input)."""
-    x = np.ascontiguousarray(x)
+    x = contiguous(x)
     w = x.shape[2]
     where = _argmax_map(x, geo)
-    out = np.zeros(x.shape if to_image else where.shape, grad.dtype)
+    out = zeros_array(x.shape if to_image else where.shape, grad.dtype)
     for b, y, z, k in np.ndindex(where.shape):
         at = where[b, y, z, k]
         if at < 0:
@@ -406,7 +410,7 @@ def max_pool_grad_nhwc(x, grad, geo, to_image):
     return out
 
 
-@_jit
+@_inlined
 def _window_rows(y, size, window, stride, before):
     start = y * stride - before
     return max(start, 0), min(start + window, size)
@@ -415,9 +419,9 @@ def _window_rows(y, size, window, stride, before):
 @_array_jit
 def avg_pool_nhwc(x, geo):
     """AvgPool: each window's mean over the inputs inside the image."""
-    x = np.ascontiguousarray(x)
+    x = contiguous(x)
     n, h, w, c = x.shape
-    out = np.zeros((n, geo[6], geo[7], c), x.dtype)
+    out = zeros_array((n, geo[6], geo[7], c), x.dtype)
     for b in range(n):
         for y in range(geo[6]):
             y0, y1 = _window_rows(y, h, geo[0], geo[2], geo[4])
@@ -436,9 +440,9 @@ def avg_pool_nhwc(x, geo):
 @_array_jit
 def avg_pool_grad_nhwc(grad, h, w, geo):
     """AvgPoolGrad: each window's gradient spread evenly over the inputs it averaged."""
-    grad = np.ascontiguousarray(grad)
+    grad = contiguous(grad)
     n, oh, ow, c = grad.shape
-    dx = np.zeros((n, h, w, c), grad.dtype)
+    dx = zeros_array((n, h, w, c), grad.dtype)
     for b in range(n):
         for y in range(oh):
             y0, y1 = _window_rows(y, h, geo[0], geo[2], geo[4])
