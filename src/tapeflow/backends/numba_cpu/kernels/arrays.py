@@ -14,8 +14,8 @@ from numba.np.arrayobj import make_array
 from . import array_helper as _array_jit
 from . import helper as _jit
 from . import inlined_helper as _inlined
+from .allocation import empty_array, full_array, zeros_array
 from .scalar_math import exp_t, log_t, maximum, radd_fast
-from .allocation import empty_array, zeros_array
 from .views import c_order, c_view, cast_array, copy_elements, reshaped
 
 
@@ -23,7 +23,7 @@ from .views import c_order, c_view, cast_array, copy_elements, reshaped
 def mirror_index(n, lo, hi, shift):
     """For each position of a mirror-padded axis, the source index (REFLECT: shift 0,
     SYMMETRIC: shift 1)."""
-    out = np.empty(lo + n + hi, np.int64)
+    out = empty_array(lo + n + hi, np.int64)
     for p in range(lo):
         out[p] = lo - p - shift
     for j in range(n):
@@ -65,7 +65,7 @@ def flat_view(a):
 
 
 def _flat(a):
-    return a.reshape(a.size)
+    return reshaped(a, a.size)
 
 
 @overload(_flat, jit_options={"error_model": "numpy"})
@@ -126,7 +126,7 @@ def slice_sizes(shape, begin, size, wrong_rank, empty, bad_begin, bad_size):
     rank = len(shape)
     if begin.shape[0] != rank or size.shape[0] != rank:
         raise ValueError(wrong_rank, begin.shape[0], size.shape[0], rank)
-    out = np.empty(rank, np.int64)
+    out = empty_array(rank, np.int64)
     for i in range(rank):
         n = np.int64(shape[i])
         b = np.int64(begin[i])
@@ -255,7 +255,7 @@ def argwhere_flat(flat, dims):
         if flat[i]:
             count += 1
     rank = len(dims)
-    out = np.empty((count, rank), np.int64)
+    out = empty_array((count, rank), np.int64)
     row = 0
     for i in range(flat.size):
         if flat[i]:
@@ -321,7 +321,7 @@ def _highest(a):
 @_array_jit
 def argmax3(x):
     outer, n, inner = x.shape
-    out = np.zeros((outer, inner), np.int64)
+    out = zeros_array((outer, inner), np.int64)
     start = lowest(x)
     for a in range(outer):
         for c in range(inner):
@@ -339,7 +339,7 @@ def argmax3(x):
 @_array_jit
 def argmin3(x):
     outer, n, inner = x.shape
-    out = np.zeros((outer, inner), np.int64)
+    out = zeros_array((outer, inner), np.int64)
     start = highest(x)
     for a in range(outer):
         for c in range(inner):
@@ -358,8 +358,8 @@ def argmin3(x):
 def scan3(x, prod, exclusive, reverse):
     """Cumulative sum or product along axis 1, in x's dtype (as NumPy's cumsum)."""
     outer, n, inner = x.shape
-    out = np.empty_like(x)
-    start = np.ones(1, x.dtype)[0] if prod else np.zeros(1, x.dtype)[0]
+    out = empty_array(x.shape, x.dtype)
+    start = full_array(1, 1, x.dtype)[0] if prod else zeros_array(1, x.dtype)[0]
     for a in range(outer):
         for c in range(inner):
             acc = start
@@ -380,7 +380,7 @@ def matmul_loops(a, b):
     """Integer matrix product with wrap-around (BLAS has no integer gemm)."""
     m, k = a.shape
     n = b.shape[1]
-    out = np.zeros((m, n), a.dtype)
+    out = zeros_array((m, n), a.dtype)
     for i in range(m):
         for p in range(k):
             v = a[i, p]
@@ -394,7 +394,7 @@ def bmm3(x, y, adj_x, adj_y):
     batch = x.shape[0]
     m = x.shape[2] if adj_x else x.shape[1]
     n = y.shape[1] if adj_y else y.shape[2]
-    out = np.empty((batch, m, n), x.dtype)
+    out = empty_array((batch, m, n), x.dtype)
     step = m * n
     for i in range(batch):  # one branch per case: each keeps its operands' layouts
         if adj_x and adj_y:
@@ -421,7 +421,7 @@ def _product_impl(a, b):
 
 @_array_jit
 def inv3(x, adjoint):
-    out = np.empty_like(x)
+    out = empty_array(x.shape, x.dtype)
     step = x.shape[1] * x.shape[2]
     for i in range(x.shape[0]):
         if adjoint:
@@ -433,7 +433,7 @@ def inv3(x, adjoint):
 
 @_array_jit
 def det3(x):
-    out = np.empty(x.shape[0], x.dtype)
+    out = empty_array(x.shape[0], x.dtype)
     for i in range(x.shape[0]):
         out[i] = np.linalg.det(x[i])
     return out
@@ -441,7 +441,7 @@ def det3(x):
 
 @_array_jit
 def solve3(a, b, adjoint):
-    out = np.empty_like(b)
+    out = empty_array(b.shape, b.dtype)
     step = b.shape[1] * b.shape[2]
     for i in range(a.shape[0]):
         if adjoint:
@@ -463,7 +463,7 @@ def diag3(d, k, num_rows, num_cols, padding):
         rows = min_rows
     elif cols == -1:
         cols = min_cols
-    out = np.full((batch, rows, cols), padding, d.dtype)
+    out = full_array((batch, rows, cols), padding, d.dtype)
     r0, c0 = max(-k, 0), max(k, 0)
     for b in range(batch):
         for j in range(n):
@@ -475,7 +475,7 @@ def diag3(d, k, num_rows, num_cols, padding):
 def diag_part3(x, k):
     batch, rows, cols = x.shape
     n = max(0, min(rows + min(k, 0), cols - max(k, 0)))
-    out = np.empty((batch, n), x.dtype)
+    out = empty_array((batch, n), x.dtype)
     r0, c0 = max(-k, 0), max(k, 0)
     for b in range(batch):
         for j in range(n):
@@ -649,7 +649,7 @@ def truncated_normal(gen, shape, dtype):
     """Standard normal values, those beyond two standard deviations redrawn (in C order,
     all at once, until none is left), as the NumPy kernel of TruncatedNormal."""
     out = gen.standard_normal(shape, dtype)
-    flat = out.reshape(-1)
+    flat = reshaped(out, -1)
     while True:
         count = 0
         for i in range(flat.size):
@@ -686,8 +686,8 @@ def top_k_rows(x, k):
     """x: (rows, n). Each row's k largest and their indices: its key sorted ascending
     and stably (mergesort is Numba's stable sort; NaN goes last)."""
     rows = x.shape[0]
-    values = np.empty((rows, k), x.dtype)
-    indices = np.empty((rows, k), np.int64)
+    values = empty_array((rows, k), x.dtype)
+    indices = empty_array((rows, k), np.int64)
     for r in range(rows):
         order = np.argsort(descending_key(x[r]), kind="mergesort")
         for j in range(k):
@@ -702,7 +702,7 @@ def top_k_rows(x, k):
 def searchsorted_rows(sorted_rows, value_rows, right):
     """For each row pair, where each value goes in the sorted row: before equal entries,
     or after them when `right`."""
-    out = np.empty(value_rows.shape, np.int64)
+    out = empty_array(value_rows.shape, np.int64)
     for r in range(value_rows.shape[0]):
         if right:
             out[r] = np.searchsorted(sorted_rows[r], value_rows[r], side="right")
@@ -718,8 +718,8 @@ def unique_first(x):
     sort, then runs of equal values)."""
     n = x.size
     order = np.argsort(x, kind="mergesort")
-    run_of_sorted = np.empty(n, np.int64)
-    firsts = np.empty(n, np.int64)
+    run_of_sorted = empty_array(n, np.int64)
+    firsts = empty_array(n, np.int64)
     runs = 0
     for j in range(n):
         if j == 0 or x[order[j]] != x[order[j - 1]]:
@@ -728,16 +728,16 @@ def unique_first(x):
         run_of_sorted[j] = runs - 1
     firsts = firsts[:runs]
     by_first = np.argsort(firsts, kind="mergesort")
-    rank_of_run = np.empty(runs, np.int64)
+    rank_of_run = empty_array(runs, np.int64)
     for r in range(runs):
         rank_of_run[by_first[r]] = r
-    index = np.empty(n, np.int64)
-    counts = np.zeros(runs, np.int64)
+    index = empty_array(n, np.int64)
+    counts = zeros_array(runs, np.int64)
     for j in range(n):
         k = rank_of_run[run_of_sorted[j]]
         index[order[j]] = k
         counts[k] += 1
-    values = np.empty(runs, x.dtype)
+    values = empty_array(runs, x.dtype)
     for r in range(runs):
         values[r] = x[firsts[by_first[r]]]
     return values, index, counts

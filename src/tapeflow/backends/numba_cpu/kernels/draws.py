@@ -10,6 +10,8 @@ from numba.extending import overload
 from ....ops.candidate_sampling import FIXED_UNIGRAM_CANDIDATE_SAMPLER, SAMPLERS
 from ....ops.shaped_draws import POISSON_RATE_MAX, stateless_gamma_values
 from . import helper as _jit
+from .allocation import empty_array
+from .views import reshaped
 
 
 @_jit
@@ -18,8 +20,8 @@ def gamma_draws(gen, alpha, repeats):
     flat in C order of (repeats,) + alpha.shape, as ops/shaped_draws.py's gamma_values:
     only finite positive concentrations draw; NaN and negative ones give NaN, 0 and inf
     themselves."""
-    flat = alpha.reshape(-1)
-    out = np.empty(repeats * flat.size, np.float64)
+    flat = reshaped(alpha, -1)
+    out = empty_array(repeats * flat.size, np.float64)
     k = 0
     for _ in range(repeats):
         for j in range(flat.size):
@@ -37,8 +39,8 @@ def poisson_draws(gen, rate, repeats):
     """`repeats` Poisson draws (float64) of each rate in `rate`, flat in C order, as
     ops/shaped_draws.py's poisson_values: only rates in (0, NumPy's largest] draw; 0
     and negative rates give 0, larger ones (inf too) the rate, NaN gives NaN."""
-    flat = rate.reshape(-1)
-    out = np.empty(repeats * flat.size, np.float64)
+    flat = reshaped(rate, -1)
+    out = empty_array(repeats * flat.size, np.float64)
     k = 0
     for _ in range(repeats):
         for j in range(flat.size):

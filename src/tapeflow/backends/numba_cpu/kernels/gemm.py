@@ -7,10 +7,9 @@ from numba import config, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from . import array_helper as _array_jit
-from . import helper as _jit
-from . import inlined_helper as _inlined
 from .. import helper_symbols
+from . import array_helper as _array_jit
+from . import inlined_helper as _inlined
 from . import microgemm, numpy_blas
 from .allocation import empty_array
 from .views import c_order, reshaped

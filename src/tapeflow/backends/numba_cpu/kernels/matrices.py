@@ -8,6 +8,7 @@ import numpy as np
 
 from . import array_helper as _array_jit
 from . import helper as _jit
+from .allocation import empty_array, zeros_array
 from .arrays import copy_flat, copy_into
 
 
@@ -16,7 +17,7 @@ def cholesky3(x):
     """The lower factors, from the lower triangles; NaN on and below the diagonal of a
     matrix that is not positive definite (TensorFlow 2.21's CPU kernel raises nothing)."""
     batch, n = x.shape[0], x.shape[1]
-    out = np.zeros(x.shape, x.dtype)
+    out = zeros_array(x.shape, x.dtype)
     for b in range(batch):
         a, l = x[b], out[b]
         for j in range(n):
@@ -62,13 +63,13 @@ def triangular_solve3(a, rhs, lower, adjoint):
 def qr3(x, full_matrices):
     batch, m, n = x.shape
     k = m if full_matrices else min(m, n)
-    q = np.empty((batch, m, k), x.dtype)
-    r = np.empty((batch, k, n), x.dtype)
+    q = empty_array((batch, m, k), x.dtype)
+    r = empty_array((batch, k, n), x.dtype)
     for b in range(batch):
         if full_matrices and m > n:
             # Zero columns add reflectors that are the identity: the same first n
             # reflectors, so Q is LAPACK's complete Q (Numba has only the reduced mode).
-            padded = np.zeros((m, m), x.dtype)
+            padded = zeros_array((m, m), x.dtype)
             copy_into(padded[:, :n], x[b])
             qb, rb = np.linalg.qr(padded)
             copy_flat(q, b * m * k, qb)
@@ -87,9 +88,9 @@ def svd3(x, compute_uv, full_matrices):
     cols_u, cols_v = (m, n) if full_matrices else (k, k)
     if not compute_uv:
         cols_u, cols_v = 0, 0
-    s = np.empty((batch, k), x.dtype)
-    u = np.empty((batch, m, cols_u), x.dtype)
-    v = np.empty((batch, n, cols_v), x.dtype)
+    s = empty_array((batch, k), x.dtype)
+    u = empty_array((batch, m, cols_u), x.dtype)
+    v = empty_array((batch, n, cols_v), x.dtype)
     for b in range(batch):
         ub, sb, vhb = np.linalg.svd(np.ascontiguousarray(x[b]), full_matrices=full_matrices)
         copy_flat(s, b * k, sb)
@@ -103,8 +104,8 @@ def svd3(x, compute_uv, full_matrices):
 def eigh3(x, compute_v):
     batch, n = x.shape[0], x.shape[1]
     cols = n if compute_v else 0
-    e = np.empty((batch, n), x.dtype)
-    v = np.empty((batch, n, cols), x.dtype)
+    e = empty_array((batch, n), x.dtype)
+    v = empty_array((batch, n, cols), x.dtype)
     for b in range(batch):
         eb, vb = np.linalg.eigh(np.ascontiguousarray(x[b]))
         copy_flat(e, b * n, eb)
@@ -116,8 +117,8 @@ def eigh3(x, compute_v):
 @_array_jit
 def slogdet3(x):
     batch = x.shape[0]
-    sign = np.empty(batch, x.dtype)
-    log_abs = np.empty(batch, x.dtype)
+    sign = empty_array(batch, x.dtype)
+    log_abs = empty_array(batch, x.dtype)
     for b in range(batch):
         sb, lb = np.linalg.slogdet(np.ascontiguousarray(x[b]))
         sign[b] = sb
@@ -128,7 +129,7 @@ def slogdet3(x):
 @_array_jit
 def band_part3(x, num_lower, num_upper):
     batch, rows, cols = x.shape
-    out = np.zeros(x.shape, x.dtype)
+    out = zeros_array(x.shape, x.dtype)
     for b in range(batch):
         for i in range(rows):
             for j in range(cols):
@@ -151,7 +152,7 @@ def set_diag3(x, diagonal, k):
 @_array_jit
 def cross3(a, b):
     """Rows of 3-element vectors: a[r] x b[r]."""
-    out = np.empty(a.shape, a.dtype)
+    out = empty_array(a.shape, a.dtype)
     for r in range(a.shape[0]):
         out[r, 0] = a[r, 1] * b[r, 2] - a[r, 2] * b[r, 1]
         out[r, 1] = a[r, 2] * b[r, 0] - a[r, 0] * b[r, 2]
@@ -165,7 +166,7 @@ def lu3(x):
     the first of equal candidates chosen, as LAPACK's getrf; a zero pivot raises."""
     batch, n = x.shape[0], x.shape[1]
     out = x.copy()
-    perm = np.empty((batch, n), np.int64)
+    perm = empty_array((batch, n), np.int64)
     for b in range(batch):
         a = out[b]
         for i in range(n):
@@ -194,7 +195,7 @@ def sqrtm3(x):
     NaN where it does not converge (a negative real eigenvalue: no real principal root)
     or meets a singular iterate."""
     batch, n = x.shape[0], x.shape[1]
-    out = np.empty_like(x)
+    out = empty_array(x.shape, x.dtype)
     tolerance = 4.0 * n * np.finfo(x.dtype).eps
     for b in range(batch):
         y = np.ascontiguousarray(x[b])
@@ -233,7 +234,7 @@ def tridiagonal_solve3(diagonals, rhs, pivoting, perturb):
     for b in range(batch):
         sup = diagonals[b, 0].copy()
         d = diagonals[b, 1].copy()
-        sup2 = np.zeros(m, rhs.dtype)
+        sup2 = zeros_array(m, rhs.dtype)
         x = out[b]
         for i in range(m - 1):
             below = diagonals[b, 2, i + 1]

@@ -7,6 +7,7 @@ arrays with the bits of TensorFlow's uint64 ones."""
 import numpy as np
 
 from . import helper as _jit
+from .allocation import empty_array
 
 _M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 _W0, _W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
@@ -36,7 +37,7 @@ def philox_words(key, counter, offset, count):
     low0 = np.uint64(counter[0])
     low = low0 + offset
     high = np.uint64(counter[1]) + (_ONE if low < low0 else _ZERO)
-    out = np.empty(count, np.uint64)
+    out = empty_array(count, np.uint64)
     i = 0
     while i < count:
         block = philox_block(k, low, high)
@@ -79,7 +80,7 @@ def box_muller_f64(w0, w1, w2, w3):
 @_jit
 def stateless_uniform_f32(key, counter, size):
     w = philox_words(key, counter, _ZERO, size)
-    out = np.empty(size, np.float32)
+    out = empty_array(size, np.float32)
     for i in range(size):
         out[i] = unit_float(w[i])
     return out
@@ -88,7 +89,7 @@ def stateless_uniform_f32(key, counter, size):
 @_jit
 def stateless_uniform_f64(key, counter, size):
     w = philox_words(key, counter, _ZERO, 2 * size)
-    out = np.empty(size, np.float64)
+    out = empty_array(size, np.float64)
     for i in range(size):
         out[i] = unit_double(w[2 * i], w[2 * i + 1])
     return out
@@ -97,7 +98,7 @@ def stateless_uniform_f64(key, counter, size):
 @_jit
 def stateless_normal_f32(key, counter, size):
     w = philox_words(key, counter, _ZERO, size + size % 2)
-    out = np.empty(size + size % 2, np.float32)
+    out = empty_array(size + size % 2, np.float32)
     for i in range(0, size, 2):
         out[i], out[i + 1] = box_muller_f32(w[i], w[i + 1])
     return out[:size]
@@ -106,7 +107,7 @@ def stateless_normal_f32(key, counter, size):
 @_jit
 def stateless_normal_f64(key, counter, size):
     w = philox_words(key, counter, _ZERO, 2 * (size + size % 2))
-    out = np.empty(size + size % 2, np.float64)
+    out = empty_array(size + size % 2, np.float64)
     for i in range(0, size, 2):
         out[i], out[i + 1] = box_muller_f64(w[2 * i], w[2 * i + 1], w[2 * i + 2],
                                             w[2 * i + 3])
@@ -120,8 +121,8 @@ def stateless_truncated_normal(key, counter, size, double):
     ops/philox.py's truncated_normal and TensorFlow's kernel)."""
     group = 2 if double else 4
     stride = np.uint64(group * 64)
-    out = np.empty(size, np.float64)
-    candidates = np.empty(4, np.float64)
+    out = empty_array(size, np.float64)
+    candidates = empty_array(4, np.float64)
     for g in range((size + group - 1) // group):
         filled = 0
         block = _ZERO
@@ -154,7 +155,7 @@ def stateless_uniform_int(key, counter, size, wide, minval, maxval):
     span = np.uint64(maxval - minval)
     if not wide:
         span &= _LOW32
-    out = np.empty(size, np.int64)
+    out = empty_array(size, np.int64)
     for i in range(size):
         bits = (w[2 * i] | (w[2 * i + 1] << _S32)) if wide else w[i]
         out[i] = np.int64(np.uint64(minval) + bits % span)
@@ -165,7 +166,7 @@ def stateless_uniform_int(key, counter, size, wide, minval, maxval):
 def stateless_full_int(key, counter, size, wide):
     """Every bit random: one word per value (int32's bits, in int64) or two (int64)."""
     w = philox_words(key, counter, _ZERO, 2 * size if wide else size)
-    out = np.empty(size, np.int64)
+    out = empty_array(size, np.int64)
     for i in range(size):
         if wide:
             out[i] = np.int64(w[2 * i] | (w[2 * i + 1] << _S32))
@@ -178,8 +179,8 @@ def stateless_full_int(key, counter, size, wide):
 def philox_key_counter(seed):
     """A stateless op's seed pair scrambled into (key [1], counter [2]), as TensorFlow."""
     mix = philox_block(np.uint64(0x02461E293EC8F720), np.uint64(seed[0]), np.uint64(seed[1]))
-    key = np.empty(1, np.int64)
-    counter = np.empty(2, np.int64)
+    key = empty_array(1, np.int64)
+    counter = empty_array(2, np.int64)
     key[0] = np.int64(mix[0] | (mix[1] << _S32))
     counter[0] = 0
     counter[1] = np.int64(mix[2] | (mix[3] << _S32))

@@ -23,6 +23,8 @@ from numba import config, njit, types
 from numba.extending import intrinsic, overload
 
 from . import helper as _jit
+from .allocation import empty_array
+from .views import reshaped
 
 # -- bit casts ---------------------------------------------------------------------------
 
@@ -537,9 +539,9 @@ def int_mean(total, n):
 
 @_jit
 def int_mean_array(total, n):
-    out = np.empty_like(total)
-    flat = total.reshape(total.size)
-    o = out.reshape(total.size)
+    out = empty_array(total.shape, total.dtype)
+    flat = reshaped(total, total.size)
+    o = reshaped(out, total.size)
     for i in range(flat.size):
         o[i] = int_mean(flat[i], n)
     return out

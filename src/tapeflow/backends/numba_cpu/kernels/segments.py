@@ -5,6 +5,7 @@ node's code, as arrays.py's kernels do."""
 import numpy as np
 
 from . import array_helper as _array_jit
+from .allocation import full_array, zeros_array
 from .scalar_math import maximum, minimum
 
 
@@ -31,8 +32,8 @@ def segment_reduce(data, ids, n, kind, empty, zero_if_empty, range_code):
     for j in range(ids.shape[0]):
         if ids[j] >= n:
             raise IndexError(range_code, ids[j], n, j)
-    out = np.full((n, data.shape[1]), empty, data.dtype)
-    counts = np.zeros(n, np.int64)
+    out = full_array((n, data.shape[1]), empty, data.dtype)
+    counts = zeros_array(n, np.int64)
     for j in range(ids.shape[0]):
         k = ids[j]
         if k < 0:

@@ -19,8 +19,7 @@ from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed, impl_ret_new_ref
 from numba.core.typing.npydecl import parse_dtype
 from numba.extending import intrinsic
-from numba.np.arrayobj import (array_reshape, load_item, make_array, populate_array,
-                                store_item)
+from numba.np.arrayobj import array_reshape, load_item, make_array, populate_array, store_item
 
 from .allocation import new_array
 
