@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from numba import njit
 
-from tapeflow.backends.numba_cpu.kernels.views import (c_order, cast_array, copy_elements,
-                                                       reshaped)
+from tapeflow.backends.numba_cpu.kernels.views import (c_order, cast_array, contiguous,
+                                                       copy_elements, copy_of, reshaped)
 
 
 @njit
@@ -93,3 +93,21 @@ def test_copy_elements_copies_between_strided_regions_and_checks_their_shapes():
     np.testing.assert_array_equal(got, expected)
     with pytest.raises(ValueError, match="shapes of a copied region differ"):
         _copy_cases(np.zeros((4, 3)), src)
+
+
+@njit
+def _copy_kinds(a):
+    same = contiguous(a)
+    same[0, 0] = 5.0  # a C-contiguous array is returned as it is
+    return same, contiguous(a.T), copy_of(a), copy_of(a[:, ::2])
+
+
+def test_contiguous_copies_only_other_layouts_and_copy_of_always_copies():
+    a = np.arange(6.0).reshape(2, 3)
+    same, transposed, copied, strided = _copy_kinds(a)
+    assert a[0, 0] == 5.0 and same[0, 0] == 5.0
+    for got, source in ((transposed, a.T), (copied, a), (strided, a[:, ::2])):
+        assert got.flags.c_contiguous and got.shape == source.shape
+        np.testing.assert_array_equal(got, source)
+    copied[0, 0] = -1.0  # a copy: the original keeps its value
+    assert a[0, 0] == 5.0

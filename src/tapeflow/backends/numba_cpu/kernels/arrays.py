@@ -16,7 +16,7 @@ from . import helper as _jit
 from . import inlined_helper as _inlined
 from .allocation import empty_array, full_array, zeros_array
 from .scalar_math import exp_t, log_t, maximum, radd_fast
-from .views import c_order, c_view, cast_array, copy_elements, reshaped
+from .views import c_order, c_view, cast_array, contiguous, copy_elements, reshaped
 
 
 @_jit
@@ -425,7 +425,7 @@ def inv3(x, adjoint):
     step = x.shape[1] * x.shape[2]
     for i in range(x.shape[0]):
         if adjoint:
-            copy_flat(out, i * step, np.linalg.inv(np.ascontiguousarray(x[i].T)))
+            copy_flat(out, i * step, np.linalg.inv(contiguous(x[i].T)))
         else:
             copy_flat(out, i * step, np.linalg.inv(x[i]))
     return out
@@ -445,7 +445,7 @@ def solve3(a, b, adjoint):
     step = b.shape[1] * b.shape[2]
     for i in range(a.shape[0]):
         if adjoint:
-            copy_flat(out, i * step, np.linalg.solve(np.ascontiguousarray(a[i].T), b[i]))
+            copy_flat(out, i * step, np.linalg.solve(contiguous(a[i].T), b[i]))
         else:
             copy_flat(out, i * step, np.linalg.solve(a[i], b[i]))
     return out

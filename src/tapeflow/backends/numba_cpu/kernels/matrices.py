@@ -10,6 +10,7 @@ from . import array_helper as _array_jit
 from . import helper as _jit
 from .allocation import empty_array, zeros_array
 from .arrays import copy_flat, copy_into
+from .views import cast_array, contiguous, copy_of
 
 
 @_array_jit
@@ -43,7 +44,7 @@ def triangular_solve3(a, rhs, lower, adjoint):
     """Substitution reading one triangle of each a[b] (of the transpose when `adjoint`);
     a zero pivot gives inf or nan."""
     batch, n, k = rhs.shape
-    out = rhs.copy()
+    out = copy_of(rhs)
     forward = lower != adjoint
     for b in range(batch):
         x = out[b]
@@ -75,7 +76,7 @@ def qr3(x, full_matrices):
             copy_flat(q, b * m * k, qb)
             copy_flat(r, b * k * n, rb[:, :n])
         else:
-            qb, rb = np.linalg.qr(np.ascontiguousarray(x[b]))
+            qb, rb = np.linalg.qr(contiguous(x[b]))
             copy_flat(q, b * m * k, qb)
             copy_flat(r, b * k * n, rb)
     return q, r
@@ -92,7 +93,7 @@ def svd3(x, compute_uv, full_matrices):
     u = empty_array((batch, m, cols_u), x.dtype)
     v = empty_array((batch, n, cols_v), x.dtype)
     for b in range(batch):
-        ub, sb, vhb = np.linalg.svd(np.ascontiguousarray(x[b]), full_matrices=full_matrices)
+        ub, sb, vhb = np.linalg.svd(contiguous(x[b]), full_matrices=full_matrices)
         copy_flat(s, b * k, sb)
         if compute_uv:
             copy_flat(u, b * m * cols_u, ub)
@@ -107,7 +108,7 @@ def eigh3(x, compute_v):
     e = empty_array((batch, n), x.dtype)
     v = empty_array((batch, n, cols), x.dtype)
     for b in range(batch):
-        eb, vb = np.linalg.eigh(np.ascontiguousarray(x[b]))
+        eb, vb = np.linalg.eigh(contiguous(x[b]))
         copy_flat(e, b * n, eb)
         if compute_v:
             copy_flat(v, b * n * n, vb)
@@ -120,7 +121,7 @@ def slogdet3(x):
     sign = empty_array(batch, x.dtype)
     log_abs = empty_array(batch, x.dtype)
     for b in range(batch):
-        sb, lb = np.linalg.slogdet(np.ascontiguousarray(x[b]))
+        sb, lb = np.linalg.slogdet(contiguous(x[b]))
         sign[b] = sb
         log_abs[b] = lb
     return sign, log_abs
@@ -141,7 +142,7 @@ def band_part3(x, num_lower, num_upper):
 
 @_array_jit
 def set_diag3(x, diagonal, k):
-    out = x.copy()
+    out = copy_of(x)
     r0, c0 = max(-k, 0), max(k, 0)
     for b in range(x.shape[0]):
         for j in range(diagonal.shape[1]):
@@ -165,7 +166,7 @@ def lu3(x):
     """Packed LU factors and row permutations (x[b][perm[b]] = L U) by partial pivoting,
     the first of equal candidates chosen, as LAPACK's getrf; a zero pivot raises."""
     batch, n = x.shape[0], x.shape[1]
-    out = x.copy()
+    out = copy_of(x)
     perm = empty_array((batch, n), np.int64)
     for b in range(batch):
         a = out[b]
@@ -198,7 +199,7 @@ def sqrtm3(x):
     out = empty_array(x.shape, x.dtype)
     tolerance = 4.0 * n * np.finfo(x.dtype).eps
     for b in range(batch):
-        y = np.ascontiguousarray(x[b])
+        y = contiguous(x[b])
         z = np.eye(n, dtype=x.dtype)
         converged = n == 0
         for _ in range(100):
@@ -212,8 +213,8 @@ def sqrtm3(x):
             mu = abs(np.linalg.det(y) * np.linalg.det(z)) ** (-0.5 / n)
             if not np.isfinite(mu) or mu == 0:
                 mu = 1.0
-            y_next = (0.5 * (mu * y + z_inverse / mu)).astype(x.dtype)
-            z = (0.5 * (mu * z + y_inverse / mu)).astype(x.dtype)
+            y_next = cast_array(0.5 * (mu * y + z_inverse / mu), x.dtype)
+            z = cast_array(0.5 * (mu * z + y_inverse / mu), x.dtype)
             change = np.sqrt(np.sum((y_next - y) ** 2))
             converged = change <= tolerance * np.sqrt(np.sum(y_next ** 2))
             y = y_next
@@ -230,10 +231,10 @@ def tridiagonal_solve3(diagonals, rhs, pivoting, perturb):
     rows interchange where the subdiagonal is larger); a zero pivot gives NaN, or with
     `perturb` pivots below eps times U's largest entry become that size."""
     batch, m, k = rhs.shape
-    out = rhs.copy()
+    out = copy_of(rhs)
     for b in range(batch):
-        sup = diagonals[b, 0].copy()
-        d = diagonals[b, 1].copy()
+        sup = copy_of(diagonals[b, 0])
+        d = copy_of(diagonals[b, 1])
         sup2 = zeros_array(m, rhs.dtype)
         x = out[b]
         for i in range(m - 1):

@@ -8,6 +8,7 @@ import numpy as np
 
 from . import helper as _jit
 from .allocation import empty_array
+from .views import copy_of
 
 _M0, _M1 = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
 _W0, _W1 = np.uint64(0x9E3779B9), np.uint64(0xBB67AE85)
@@ -190,7 +191,7 @@ def philox_key_counter(seed):
 @_jit
 def philox_skip(state, delta):
     """A Philox state (counter low, counter high, key) advanced by `delta` blocks."""
-    out = state.copy()
+    out = copy_of(state)
     low0 = np.uint64(state[0])
     low = low0 + np.uint64(delta)
     out[0] = np.int64(low)

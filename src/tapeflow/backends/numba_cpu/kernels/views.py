@@ -10,6 +10,7 @@ layouts take Numba's own code).
     c_order(a)              # a's elements in C order, 1-D: a view of a C-contiguous
                             # array, a copy of any other (np.ascontiguousarray(a).ravel())
     contiguous(a)           # np.ascontiguousarray(a), of a's rank: a itself if C
+    copy_of(a)              # a.copy(): a new C-contiguous array
     copy_elements(dst, src) # dst[...] = src, two arrays of one shape, any layouts
 """
 
@@ -152,6 +153,18 @@ if not config.DISABLE_JIT:
         return result(array), codegen
 
     @intrinsic
+    def copy_of(typingctx, array):
+        if not isinstance(array, types.Array):
+            return None
+        result = array.copy(layout="C", readonly=False)
+
+        def codegen(context, builder, signature, args):
+            source = make_array(array)(context, builder, args[0])
+            return _c_copy(context, builder, array, source, result,
+                           cgutils.unpack_tuple(builder, source.shape, array.ndim))
+        return result(array), codegen
+
+    @intrinsic
     def contiguous(typingctx, array):
         if not isinstance(array, types.Array):
             return None
@@ -199,6 +212,9 @@ else:  # kernels run as Python
 
     def c_order(array):
         return np.ascontiguousarray(array).reshape(-1)
+
+    def copy_of(array):
+        return array.copy()
 
     def contiguous(array):
         return np.ascontiguousarray(array)

@@ -1,0 +1,117 @@
+"""What the helpers of kernels/ leave Numba to compile of its own. Numba's np.empty,
+np.zeros, reshape, astype, copy and ascontiguousarray are functions it compiles again in
+every process (per rank and dtype), and an array assigned to a slice compiles the
+formatting of its shape-mismatch message (string joins and reprs: seconds); helpers build
+and copy arrays with kernels/allocation.py and kernels/views.py instead, and inline their
+private pieces."""
+
+import ast
+import importlib
+import inspect
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("numba")
+
+from numba.core.registry import CPUDispatcher
+
+from tapeflow.backends.numba_cpu import kernels
+
+_NUMBA_BUILDERS = {"empty", "zeros", "full", "ones", "empty_like", "zeros_like", "full_like",
+                   "ones_like", "ascontiguousarray"}
+_NUMBA_METHODS = {"reshape", "astype", "copy"}
+
+
+def _jitted_functions():
+    for short in kernels.SOURCE_MODULES:
+        module = importlib.import_module(f"{kernels.__name__}.{short}")
+        for name, value in vars(module).items():
+            if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
+                yield f"{short}.{name}", value.py_func
+
+
+def _numba_compiled_builds(tree):
+    """The lines of `tree` that call Numba's array builders, or assign a non-constant to
+    a slice."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            if (isinstance(owner, ast.Name) and owner.id == "np"
+                    and node.func.attr in _NUMBA_BUILDERS) or node.func.attr in _NUMBA_METHODS:
+                found.append(ast.unparse(node))
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            sliced = any(isinstance(t, ast.Subscript) and any(
+                isinstance(part, (ast.Slice, ast.Constant)) and (
+                    isinstance(part, ast.Slice) or part.value is Ellipsis)
+                for part in ast.walk(t.slice)) for t in targets)
+            constant = isinstance(node.value, ast.Constant) or (
+                isinstance(node.value, ast.UnaryOp) and isinstance(node.value.operand,
+                                                                   ast.Constant))
+            if sliced and not constant:
+                found.append(ast.unparse(node))
+    return found
+
+
+def test_no_jitted_helper_builds_arrays_with_numbas_own_functions():
+    offenders = {}
+    for name, fn in _jitted_functions():
+        found = _numba_compiled_builds(ast.parse(textwrap.dedent(inspect.getsource(fn))))
+        if found:
+            offenders[name] = found
+    assert not offenders, offenders
+
+
+def test_the_check_finds_what_it_looks_for():
+    source = textwrap.dedent("""
+        def f(x, part):
+            a = np.empty((2, 3), x.dtype)
+            b = x.reshape(6)
+            part[:2] = x[1:3]
+            part[...] += x
+            part[:2] = 0
+            return np.linalg.inv(np.ascontiguousarray(x))
+    """)
+    assert len(_numba_compiled_builds(ast.parse(source))) == 5
+
+
+_COMPILES = """
+import json, numpy as np
+from numba.core import event
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        fn = ev.data["dispatcher"].py_func
+        compiled.append(f"{fn.__module__}:{fn.__qualname__}")
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listener())
+from tapeflow.backends.numba_cpu import numba_cache
+from tapeflow.backends.numba_cpu.kernels import arrays, windows
+numba_cache.cache_helpers()
+f = np.linspace(-1, 1, 24, dtype=np.float32).reshape(4, 6, 1)
+arrays.xent3(f, f)
+arrays.grow_rows(np.ones((2, 3), np.float32))
+arrays.copy_into(np.ones((4, 4))[1:3, :2], np.ones((2, 2)))
+windows.max_pool_nhwc(np.ones((1, 4, 4, 2), np.float32), (2, 2, 2, 2, 0, 0, 2, 2))
+print(json.dumps(compiled))
+"""
+
+
+def test_helpers_compile_none_of_numbas_array_functions(tmp_path):
+    env = dict(os.environ, TAPEFLOW_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _COMPILES], env=env, capture_output=True,
+                         text=True, check=True)
+    compiled = json.loads(out.stdout.strip().splitlines()[-1])
+    assert any("xent3" in name for name in compiled)  # an empty cache: compiled here
+    numbas = [name for name in compiled if not name.startswith("tapeflow.") and any(
+        word in name for word in ("np_empty", "np_zeros", "np_full", "ascontiguous",
+                                  "reshape", "astype", "array_copy", "shape_context",
+                                  "array_allocate"))]
+    assert not numbas, numbas
