@@ -47,12 +47,17 @@ class _Block:
         self.lines = lines
         self.code_lines = [line for line in lines if line.strip()
                            and not line.lstrip().startswith("#")]
-        self.loaded, self.stored = set(), set()
-        for line in self.code_lines:
-            self.loaded.update(names.IDENTIFIER.findall(line))
-            if (m := _STORED.match(line)) is not None:
-                self.stored.update(name.strip() for name in m.group(1).split(","))
+        self.loaded = set(names.IDENTIFIER.findall("\n".join(self.code_lines)))
+        self.stored = _stored_names(self.code_lines)
         self.key = None
+
+
+def _stored_names(code_lines):
+    stored = set()
+    for line in code_lines:
+        if (m := _STORED.match(line)) is not None:
+            stored.update(name.strip() for name in m.group(1).split(","))
+    return stored
 
 
 class Outlined:
@@ -204,7 +209,7 @@ class _Shape:
             return seen[name]
         code = [line for line in self.relative if not line.lstrip().startswith("#")]
         self.key = "\n".join(names.IDENTIFIER.sub(rename, line) for line in code)
-        self.stored = _Block(code).stored
+        self.stored = _stored_names(code)
 
     def _relative(self, line):
         site, code = self.bases
