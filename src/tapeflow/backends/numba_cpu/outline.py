@@ -29,6 +29,8 @@ _INT = re.compile(r"\bI\[(\d+)\]")
 # The names a generated line binds: `a = ...`, `a, b = ...`, `a += ...`, `for i in ...`.
 _STORED = re.compile(r"^\s*(?:for\s+)?(\w+(?:\s*,\s*\w+)*)\s*,?\s*"
                      r"(?:in\b|(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=))")
+# IDENTIFIER's names, kept by re.split: [text, name, text, name, ..., text].
+_WORDS = re.compile(r"\b([A-Za-z_]\w*)")
 _BASES = ("site_base", "code_base")
 # The longest run of blocks looked for (an unrolled step of a few dozen nodes).
 MAX_RUN = 48
@@ -43,21 +45,42 @@ class _Block:
 
     __slots__ = ("code_lines", "key", "lines", "loaded", "stored")
 
-    def __init__(self, lines):
+    def __init__(self, lines, line_parts):
         self.lines = lines
         self.code_lines = [line for line in lines if line.strip()
                            and not line.lstrip().startswith("#")]
         self.loaded = set(names.IDENTIFIER.findall("\n".join(self.code_lines)))
-        self.stored = _stored_names(self.code_lines)
+        self.stored = _stored_names(self.code_lines, line_parts.stored)
         self.key = None
 
 
-def _stored_names(code_lines):
+def _stored_names(code_lines, known):
+    """The names the lines bind; `known` ({line: names}) keeps each line's, as a block's
+    lines are read again in its shape and in the runs that cover it."""
     stored = set()
     for line in code_lines:
-        if (m := _STORED.match(line)) is not None:
-            stored.update(name.strip() for name in m.group(1).split(","))
+        names_bound = known.get(line)
+        if names_bound is None:
+            m = _STORED.match(line)
+            names_bound = known[line] = () if m is None else tuple(
+                n.strip() for n in m.group(1).split(","))
+        stored.update(names_bound)
     return stored
+
+
+class _LineParts:
+    """Each line's names and the text between them, and the names it binds, split once
+    for all the shapes (a block's, then its runs') that read it."""
+
+    def __init__(self):
+        self.parts = {}
+        self.stored = {}
+
+    def split(self, line):
+        parts = self.parts.get(line)
+        if parts is None:
+            parts = self.parts[line] = _WORDS.split(line)
+        return parts
 
 
 class Outlined:
@@ -77,15 +100,16 @@ def outline(body, parameters, readable, prefix="repeated"):
 
     Lines before the first site store (the prologue) and the final return stay as they
     are; so does everything when nothing repeats."""
-    start, blocks, end = _blocks(body)
+    line_parts = _LineParts()
+    start, blocks, end = _blocks(body, line_parts)
     if len(blocks) < 2:
         return body, []
-    defined_first = set(parameters) | _Block(start).stored
+    defined_first = set(parameters) | _Block(start, line_parts).stored
     kernel_names = set(defined_first)
     for block in blocks:
         kernel_names |= block.stored
     for block in blocks:
-        block.key = _Shape(block.lines, kernel_names).key
+        block.key = _Shape(block.lines, kernel_names, line_parts).key
     # Where each name is first defined (-1: before the first block) and last read
     # (len(blocks): by the final lines).
     defined_at = dict.fromkeys(defined_first, -1)
@@ -95,7 +119,7 @@ def outline(body, parameters, readable, prefix="repeated"):
             defined_at.setdefault(name, index)
         for name in block.loaded:
             last_read[name] = index
-    for name in _Block(end).loaded:
+    for name in _Block(end, line_parts).loaded:
         last_read[name] = len(blocks)
 
     functions = []
@@ -113,7 +137,8 @@ def outline(body, parameters, readable, prefix="repeated"):
             continue
         _, length, count = run
         shapes = [_Shape([line for b in blocks[i + k * length:i + (k + 1) * length]
-                          for line in b.lines], kernel_names) for k in range(count)]
+                          for line in b.lines], kernel_names, line_parts)
+                  for k in range(count)]
         outputs = {}  # shape key -> positions (in shape.order) read after some repeat
         for k, shape in enumerate(shapes):
             after = i + (k + 1) * length
@@ -138,7 +163,7 @@ def outline(body, parameters, readable, prefix="repeated"):
     return rolling.roll(items, readable), functions
 
 
-def _blocks(body):
+def _blocks(body, line_parts):
     """(prologue lines, [_Block], final lines): blocks start at a top-level site store,
     with the comments just above it."""
     statements = []  # each: the lines of one top-level statement
@@ -167,7 +192,7 @@ def _blocks(body):
         lines = [line for st in statements[a:b] for line in st]
         if any(_unmovable(line) for line in lines):
             return body, [], []
-        blocks.append(_Block(lines))
+        blocks.append(_Block(lines, line_parts))
     start = [line for st in statements[:begins[0]] for line in st]
     end = [line for st in statements[end_at:] for line in st]
     return start, blocks, end
@@ -184,7 +209,7 @@ class _Shape:
     literals made relative; `order` lists the variables in that order, `ints` the
     indices into I it reads, `bases` the first site and code."""
 
-    def __init__(self, lines, kernel_names):
+    def __init__(self, lines, kernel_names, line_parts):
         self.lines = lines
         sites = [int(m.group(2)) for line in lines if (m := _SITE.match(line))]
         codes = [int(c) for line in lines for _, _, c in _CODE.findall(line)]
@@ -198,18 +223,23 @@ class _Shape:
             self.relative.append(self._relative(line))
         self.order = []
         seen = {}
-
-        def rename(match):
-            name = match.group()
-            if name not in kernel_names:
-                return name
-            if name not in seen:
-                seen[name] = f"v{len(seen)}"
-                self.order.append(name)
-            return seen[name]
         code = [line for line in self.relative if not line.lstrip().startswith("#")]
-        self.key = "\n".join(names.IDENTIFIER.sub(rename, line) for line in code)
-        self.stored = _stored_names(code)
+        renamed = []
+        for line in code:
+            parts = line_parts.split(line)
+            if len(parts) > 1:
+                parts = parts.copy()
+                for k in range(1, len(parts), 2):
+                    if parts[k] in kernel_names:
+                        new = seen.get(parts[k])
+                        if new is None:
+                            new = seen[parts[k]] = f"v{len(seen)}"
+                            self.order.append(parts[k])
+                        parts[k] = new
+                line = "".join(parts)
+            renamed.append(line)
+        self.key = "\n".join(renamed)
+        self.stored = _stored_names(code, line_parts.stored)
 
     def _relative(self, line):
         site, code = self.bases
