@@ -43,7 +43,7 @@ class _Block:
     and mention (a superset of those they read: the generator's names never collide with
     attributes or globals, and a wider set only keeps more values alive)."""
 
-    __slots__ = ("code_lines", "key", "lines", "loaded", "stored")
+    __slots__ = ("code_lines", "key", "lines", "loaded", "shape", "stored")
 
     def __init__(self, lines, line_parts):
         self.lines = lines
@@ -109,7 +109,8 @@ def outline(body, parameters, readable, prefix="repeated"):
     for block in blocks:
         kernel_names |= block.stored
     for block in blocks:
-        block.key = _Shape(block.lines, kernel_names, line_parts).key
+        block.shape = _Shape(block.lines, kernel_names, line_parts)
+        block.key = block.shape.key
     # Where each name is first defined (-1: before the first block) and last read
     # (len(blocks): by the final lines).
     defined_at = dict.fromkeys(defined_first, -1)
@@ -136,8 +137,7 @@ def outline(body, parameters, readable, prefix="repeated"):
             i += length * count
             continue
         _, length, count = run
-        shapes = [_Shape([line for b in blocks[i + k * length:i + (k + 1) * length]
-                          for line in b.lines], kernel_names, line_parts)
+        shapes = [_Joined([b.shape for b in blocks[i + k * length:i + (k + 1) * length]])
                   for k in range(count)]
         outputs = {}  # shape key -> positions (in shape.order) read after some repeat
         for k, shape in enumerate(shapes):
@@ -153,7 +153,10 @@ def outline(body, parameters, readable, prefix="repeated"):
             wanted = outputs[shape.key]
             function = by_key.get((shape.key, frozenset(wanted)))
             if function is None:
-                function = _function(f"{prefix}_{len(functions)}", shape, wanted, before)
+                whole = _Shape(shape.lines, kernel_names, line_parts)
+                assert (whole.order, whole.ints, whole.bases) == (
+                    shape.order, shape.ints, shape.bases), "a run's shape differs from its blocks'"
+                function = _function(f"{prefix}_{len(functions)}", whole, wanted, before)
                 by_key[(shape.key, frozenset(wanted))] = function
                 functions.append(function)
             items.append(_call(function, shape, wanted, before))
@@ -257,6 +260,32 @@ class _Shape:
                 self.ints.append(k)
             return f"int_{self.ints.index(k)}"
         return _INT.sub(index, line)
+
+
+class _Joined:
+    """The shape of a run of blocks, made of its blocks' shapes: what _Shape of all their
+    lines gives (`order`, `ints`, `bases`, `stored`, `lines`), with a `key` that is the
+    same for two runs only if their _Shape keys are: each block's key, where its variables
+    and ints fall in the run's order, and how far its site and code bases lie from the
+    run's. The run's text is made (_Shape) once per function, not once per repeat."""
+
+    def __init__(self, shapes):
+        sites = [s.bases[0] for s in shapes if s.bases[0] is not None]
+        codes = [s.bases[1] for s in shapes if s.bases[1] is not None]
+        self.bases = (min(sites) if sites else None, min(codes) if codes else None)
+        variables, ints, parts = {}, {}, []
+        self.stored = set()
+        self.lines = []
+        for s in shapes:
+            offsets = tuple(None if mine is None else mine - run
+                            for mine, run in zip(s.bases, self.bases))
+            parts.append((s.key, tuple(variables.setdefault(n, len(variables)) for n in s.order),
+                          tuple(ints.setdefault(k, len(ints)) for k in s.ints), offsets))
+            self.stored |= s.stored
+            self.lines += s.lines
+        self.order = list(variables)
+        self.ints = list(ints)
+        self.key = tuple(parts)
 
 
 def _arguments(shape, before):
