@@ -92,3 +92,34 @@ def test_a_step_repeated_twice_is_called_twice_and_code_without_repeats_is_uncha
     assert "repeated_" not in _kernel_text(once, ((5,), tf.float32))
     body = ["    W[0] = -1", "    W[0] = 0", "    t1 = x0 + 1", "    return (t1,)"]
     assert outline.outline(body, ["x0", "W"], {}) == (body, [])
+
+
+def test_a_runs_shape_joined_from_its_blocks_is_the_shape_of_its_lines(monkeypatch):
+    bodies = []
+    real = outline.outline
+
+    def capture(body, parameters, readable, **options):
+        bodies.append((list(body), list(parameters)))
+        return real(body, parameters, readable, **options)
+
+    monkeypatch.setattr(outline, "outline", capture)
+    _kernel_text(rnn_gradient, *SPECS)
+    body, parameters = bodies[0]
+    parts = outline._LineParts()
+    start, blocks, _ = outline._blocks(body, parts)
+    kernel_names = set(parameters) | outline._Block(start, parts).stored
+    for block in blocks:
+        kernel_names |= block.stored
+    shapes = [outline._Shape(block.lines, kernel_names, parts) for block in blocks]
+    wholes_by_joined = {}
+    for length in (1, 2, 3, 4):
+        for i in range(len(blocks) - length + 1):
+            joined = outline._Joined(shapes[i:i + length])
+            whole = outline._Shape([line for b in blocks[i:i + length] for line in b.lines],
+                                   kernel_names, parts)
+            assert (joined.order, joined.ints, joined.bases, joined.stored) == (
+                whole.order, whole.ints, whole.bases, whole.stored)
+            wholes_by_joined.setdefault(joined.key, set()).add(whole.key)
+    # Runs with one joined key have one text, and the unrolled steps do share keys.
+    assert all(len(wholes) == 1 for wholes in wholes_by_joined.values())
+    assert len(wholes_by_joined) < sum(len(blocks) - n + 1 for n in (1, 2, 3, 4))
