@@ -32,6 +32,8 @@ _STORED = re.compile(r"^\s*(?:for\s+)?(\w+(?:\s*,\s*\w+)*)\s*,?\s*"
 # IDENTIFIER's names, kept by re.split: [text, name, text, name, ..., text].
 _WORDS = re.compile(r"\b([A-Za-z_]\w*)")
 _BASES = ("site_base", "code_base")
+# A statement that cannot move into a function: its first word is one of these.
+_UNMOVABLE = re.compile(r"^\s*(?:return|yield|global|nonlocal)(?:\s|$)", re.MULTILINE)
 # The longest run of blocks looked for (an unrolled step of a few dozen nodes).
 MAX_RUN = 48
 # What is worth a function: at least this many lines of code in one occurrence.
@@ -109,7 +111,7 @@ def outline(body, parameters, readable, prefix="repeated"):
     for block in blocks:
         kernel_names |= block.stored
     for block in blocks:
-        block.shape = _Shape(block.lines, kernel_names, line_parts)
+        block.shape = _Shape(block.lines, kernel_names, line_parts, block.stored)
         block.key = block.shape.key
     # Where each name is first defined (-1: before the first block) and last read
     # (len(blocks): by the final lines).
@@ -193,17 +195,12 @@ def _blocks(body, line_parts):
     blocks = []
     for a, b in zip(begins, begins[1:] + [end_at]):
         lines = [line for st in statements[a:b] for line in st]
-        if any(_unmovable(line) for line in lines):
+        if _UNMOVABLE.search("\n".join(lines)):
             return body, [], []
         blocks.append(_Block(lines, line_parts))
     start = [line for st in statements[:begins[0]] for line in st]
     end = [line for st in statements[end_at:] for line in st]
     return start, blocks, end
-
-
-def _unmovable(line):
-    word = line.split(None, 1)[0] if line.strip() else ""
-    return word in ("return", "yield", "global", "nonlocal")
 
 
 class _Shape:
@@ -212,10 +209,11 @@ class _Shape:
     literals made relative; `order` lists the variables in that order, `ints` the
     indices into I it reads, `bases` the first site and code."""
 
-    def __init__(self, lines, kernel_names, line_parts):
+    def __init__(self, lines, kernel_names, line_parts, stored=None):
         self.lines = lines
-        sites = [int(m.group(2)) for line in lines if (m := _SITE.match(line))]
-        codes = [int(c) for line in lines for _, _, c in _CODE.findall(line)]
+        sites = [int(m.group(2)) for line in lines if "W[0]" in line and (m := _SITE.match(line))]
+        codes = [int(c) for line in lines if "raise" in line or "check" in line
+                 for _, _, c in _CODE.findall(line)]
         self.bases = (min(sites) if sites else None, min(codes) if codes else None)
         self.ints = []
         self.relative = []
@@ -242,7 +240,8 @@ class _Shape:
                 line = "".join(parts)
             renamed.append(line)
         self.key = "\n".join(renamed)
-        self.stored = _stored_names(code, line_parts.stored)
+        # (a block's, when given: making lines relative changes no name they bind)
+        self.stored = stored if stored is not None else _stored_names(code, line_parts.stored)
 
     def _relative(self, line):
         site, code = self.bases
