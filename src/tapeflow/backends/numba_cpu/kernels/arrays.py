@@ -54,7 +54,7 @@ def copy_flat(dst, offset, src):
 @_array_jit
 def copy_into(dst, src):
     """dst[...] = src for two arrays of one shape, any layouts (a region of a bigger
-    array: a part of a concatenation, the inside of a padding)."""
+    array: a part of a concatenation, the inside of a padding), that share no memory."""
     copy_elements(dst, src)
 
 

@@ -11,7 +11,8 @@ layouts take Numba's own code).
                             # array, a copy of any other (np.ascontiguousarray(a).ravel())
     contiguous(a)           # np.ascontiguousarray(a), of a's rank: a itself if C
     copy_of(a)              # a.copy(): a new C-contiguous array
-    copy_elements(dst, src) # dst[...] = src, two arrays of one shape, any layouts
+    copy_elements(dst, src) # dst[...] = src, two arrays of one shape, any layouts, that
+                            # share no memory (it copies element by element, in order)
 """
 
 import numpy as np
