@@ -5,13 +5,20 @@ from ...ops.nn import L2_LOSS, LOG_SOFTMAX, SOFTMAX, SOFTMAX_XENT, SPARSE_SOFTMA
 from .generator import lowers
 from .text import np_name, tuple_expr
 
+# Along the last axis (the usual one), the helpers of rows (softmax_rows, xent_rows),
+# whose first compile is a quarter of the (outer, axis, inner) ones'.
 
 @lowers(SOFTMAX, LOG_SOFTMAX)
 def _softmax(cg, node):
     x = cg.val(node.inputs[0])
     axis = node.attrs["axis"] % x.rank
-    x3, dims = cg.view3(x, axis)
-    out = cg.assign(f"softmax3({x3}, {node.op is LOG_SOFTMAX})")
+    log = node.op is LOG_SOFTMAX
+    if axis == x.rank - 1:
+        rows, dims = cg.batched(x, 1)
+        out = cg.assign(f"softmax_rows({rows}, {log})")
+    else:
+        x3, dims = cg.view3(x, axis)
+        out = cg.assign(f"softmax3({x3}, {log})")
     cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims)})"))
 
 
@@ -19,10 +26,15 @@ def _softmax(cg, node):
 def _xent(cg, node):
     f, lab = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     axis = node.attrs["axis"] % f.rank
-    f3, dims = cg.view3(f, axis)
-    l3, _ = cg.view3(lab, axis)
     loss, back = cg.fresh(), cg.fresh()
-    cg.emit(f"{loss}, {back} = xent3({f3}, {l3})")
+    if axis == f.rank - 1:
+        f2, dims = cg.batched(f, 1)
+        l2, _ = cg.batched(lab, 1)
+        cg.emit(f"{loss}, {back} = xent_rows({f2}, {l2})")
+    else:
+        f3, dims = cg.view3(f, axis)
+        l3, _ = cg.view3(lab, axis)
+        cg.emit(f"{loss}, {back} = xent3({f3}, {l3})")
     cg.output(node, cg.assign(f"reshaped({loss}, {tuple_expr(dims[:axis] + dims[axis + 1:])})"),
          "C", 0)
     cg.output(node, cg.assign(f"reshaped({back}, {tuple_expr(dims)})"), "C", 1)
