@@ -617,9 +617,9 @@ def xent3(features, labels):
 # quarters of their first compile.
 
 @_inlined
-def _row_exps(x, a, out):
-    """out[a] = exp(x[a] - max(x[a])) (NaN wins); returns (the maximum, the sum of out[a]
-    in x's dtype)."""
+def _row_exps(x, a, out, sums):
+    """out[a] = exp(x[a] - max(x[a])) (NaN wins), and sums[a] their sum (in float64,
+    stored in sums' dtype); returns (the maximum, sums[a])."""
     n = x.shape[1]
     mx = x[a, 0]
     for b in range(1, n):
@@ -629,25 +629,23 @@ def _row_exps(x, a, out):
         e = exp_t(x[a, b] - mx)
         out[a, b] = e
         total += np.float64(e)
-    return mx, total
+    sums[a] = total
+    return mx, sums[a]
 
 
 @_array_jit
 def softmax_rows(x, log):
     """softmax3 along the last axis of (rows, n)."""
-    rows, n = x.shape
-    out = empty_array((rows, n), x.dtype)
-    sums = empty_array(rows, x.dtype)
-    for a in range(rows):
-        mx, total = _row_exps(x, a, out)
-        sums[a] = total
-        s = sums[a]
+    out = empty_array(x.shape, x.dtype)
+    sums = empty_array(x.shape[0], x.dtype)
+    for a in range(x.shape[0]):
+        mx, s = _row_exps(x, a, out, sums)
         if log:
             ls = log_t(s)
-            for b in range(n):
+            for b in range(x.shape[1]):
                 out[a, b] = (x[a, b] - mx) - ls
         else:
-            for b in range(n):
+            for b in range(x.shape[1]):
                 out[a, b] /= s
     return out
 
@@ -655,16 +653,13 @@ def softmax_rows(x, log):
 @_array_jit
 def xent_rows(features, labels):
     """xent3 along the last axis of (rows, n): (loss (rows,), backprop)."""
-    rows, n = features.shape
-    back = empty_array((rows, n), features.dtype)
-    loss = empty_array(rows, features.dtype)
-    for a in range(rows):
-        mx, total = _row_exps(features, a, back)
-        loss[a] = total
-        s = loss[a]
+    back = empty_array(features.shape, features.dtype)
+    loss = empty_array(features.shape[0], features.dtype)
+    for a in range(features.shape[0]):
+        mx, s = _row_exps(features, a, back, loss)
         ls = log_t(s)
         total = 0.0
-        for b in range(n):
+        for b in range(features.shape[1]):
             label = labels[a, b]
             total += np.float64(label * (ls - (features[a, b] - mx)))
             back[a, b] = back[a, b] / s - label
@@ -681,9 +676,7 @@ def sparse_xent2(features, labels, code):
     back = empty_array(features.shape, features.dtype)
     loss = empty_array(rows, features.dtype)
     for r in range(rows):
-        mx, total = _row_exps(features, r, back)
-        loss[r] = total
-        s = loss[r]
+        mx, s = _row_exps(features, r, back, loss)
         for b in range(n):
             back[r, b] /= s
         k = labels[r]
