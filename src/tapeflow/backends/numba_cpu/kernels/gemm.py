@@ -12,7 +12,7 @@ from . import array_helper as _array_jit
 from . import inlined_helper as _inlined
 from . import microgemm, numpy_blas
 from .allocation import empty_array
-from .views import c_order, reshaped
+from .views import contiguous, reshaped
 
 
 @intrinsic
@@ -74,8 +74,8 @@ def microgemm_pays(m, n, k):
 
 @_inlined
 def _gemm_operands(a, b, transpose_a, transpose_b):
-    a = reshaped(c_order(a), a.shape)  # np.ascontiguousarray, with nothing to compile
-    b = reshaped(c_order(b), b.shape)
+    a = contiguous(a)
+    b = contiguous(b)
     m = a.shape[1] if transpose_a else a.shape[0]
     k = a.shape[0] if transpose_a else a.shape[1]
     n = b.shape[0] if transpose_b else b.shape[1]
