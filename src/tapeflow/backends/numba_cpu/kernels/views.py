@@ -1,9 +1,9 @@
 """Reshapes, dtype casts and copies of whole arrays, built in place, as allocation.py
-builds new arrays. Numba lowers `a.reshape(shape)` through a function it compiles in every process
-(its reshape's shape check, about 0.07 s of each process's first kernel), and
-`a.astype(dtype)` is an overload it compiles per process and signature; these compile
-nothing for a C-contiguous array, the only layout generated kernels reshape (other
-layouts take Numba's own code).
+builds new arrays. Numba lowers `a.reshape(shape)` through a function it compiles in
+every process (its reshape's shape check, about 0.07 s of each process's first kernel),
+and `a.astype(dtype)`, `a.copy()` and `np.ascontiguousarray(a)` are overloads it compiles
+per process and signature; these compile nothing (a reshape of a layout other than C
+takes Numba's own code).
 
     reshaped(a, shape)      # a.reshape(shape): a view; shape an int or a tuple of ints
     cast_array(a, dtype)    # a.astype(dtype): a new C-contiguous array
@@ -101,6 +101,31 @@ if not config.DISABLE_JIT:
             return c_view(context, builder, source, new, result)
         return result(array, shape), codegen
 
+    def _c_copy(context, builder, array, source, result, dims):
+        """A new C-contiguous array of type `result` and shape `dims` holding the elements
+        of `source` (of Numba type `array`, any layout) in C order, cast to result's dtype:
+        the one copy loop of cast_array, c_order, contiguous and copy_of."""
+        out = new_array(context, builder, result, dims)
+
+        def copy(item, at):
+            value = load_item(context, builder, array, item)
+            store_item(context, builder, result,
+                       context.cast(builder, value, array.dtype, result.dtype),
+                       cgutils.gep(builder, out.data, at))
+        if array.layout == "C":
+            with cgutils.for_range(builder, source.nitems) as loop:
+                copy(cgutils.gep(builder, source.data, loop.index), loop.index)
+        else:
+            shape = cgutils.unpack_tuple(builder, source.shape, array.ndim)
+            strides = cgutils.unpack_tuple(builder, source.strides, array.ndim)
+            position = cgutils.alloca_once_value(builder, context.get_constant(types.intp, 0))
+            with cgutils.loop_nest(builder, shape, source.nitems.type) as indices:
+                at = builder.load(position)
+                copy(cgutils.get_item_pointer2(context, builder, source.data, shape, strides,
+                                               array.layout, indices), at)
+                builder.store(builder.add(at, context.get_constant(types.intp, 1)), position)
+        return impl_ret_new_ref(context, builder, result, out._getvalue())
+
     @intrinsic
     def cast_array(typingctx, array, dtype):
         target = parse_dtype(dtype)
@@ -110,35 +135,10 @@ if not config.DISABLE_JIT:
         result = types.Array(target, array.ndim, "C")
 
         def codegen(context, builder, signature, args):
-            if array.layout != "C":
-                return context.compile_internal(
-                    builder, lambda a, d: a.astype(d), signature, args)
             source = make_array(array)(context, builder, args[0])
-            dims = cgutils.unpack_tuple(builder, source.shape, array.ndim)
-            out = new_array(context, builder, result, dims)
-            with cgutils.for_range(builder, source.nitems) as loop:
-                value = load_item(context, builder, array,
-                                  cgutils.gep(builder, source.data, loop.index))
-                store_item(context, builder, result,
-                           context.cast(builder, value, array.dtype, target),
-                           cgutils.gep(builder, out.data, loop.index))
-            return impl_ret_new_ref(context, builder, result, out._getvalue())
+            return _c_copy(context, builder, array, source, result,
+                           cgutils.unpack_tuple(builder, source.shape, array.ndim))
         return result(array, dtype), codegen
-
-    def _c_copy(context, builder, array, source, result, dims):
-        """A new C-contiguous array of type `result` and shape `dims` holding the elements
-        of `source` (of Numba type `array`, any layout) in C order."""
-        out = new_array(context, builder, result, dims)
-        shape = cgutils.unpack_tuple(builder, source.shape, array.ndim)
-        strides = cgutils.unpack_tuple(builder, source.strides, array.ndim)
-        position = cgutils.alloca_once_value(builder, context.get_constant(types.intp, 0))
-        with cgutils.loop_nest(builder, shape, source.nitems.type) as indices:
-            item = cgutils.get_item_pointer2(context, builder, source.data, shape, strides,
-                                             array.layout, indices)
-            at = builder.load(position)
-            builder.store(builder.load(item), cgutils.gep(builder, out.data, at))
-            builder.store(builder.add(at, context.get_constant(types.intp, 1)), position)
-        return impl_ret_new_ref(context, builder, result, out._getvalue())
 
     @intrinsic
     def c_order(typingctx, array):
