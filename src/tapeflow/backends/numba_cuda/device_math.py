@@ -29,7 +29,8 @@ _INTEGRAL = 4503599627370496.0
 
 _UNARY_NAMES = ("acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "erf", "erfc",
                 "exp", "expm1", "log", "log1p", "sin", "sinh", "sqrt", "tan", "tanh")
-_NAMES = _UNARY_NAMES + ("atan2", "pow", "nextafter", "isfinite", "isinf")
+_NAMES = _UNARY_NAMES + ("atan2", "pow", "nextafter", "isfinite", "isinf", "fmod",
+                         "copysign")
 # NumPy spells three of them differently; erf and erfc it lacks (math's never raise).
 _NUMPY_NAMES = {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
                 "atan": "arctan", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
@@ -51,6 +52,7 @@ def _library():
 
 _LIB = _library()
 _exp, _log1p = _LIB["exp"], _LIB["log1p"]
+_fmod, _copysign = _LIB["fmod"], _LIB["copysign"]
 
 
 def _floor(x):
@@ -157,9 +159,55 @@ def ipow(x, y):
     return result
 
 
+def _floor_division(kind):
+    """NumPy's floor_divide and remainder of floats (its npy_divmod) in `kind`, from fmod,
+    which libdevice computes exactly. Python's `//` and `%` compile to LLVM's frem, which
+    the device expands as x - y * trunc(x / y): NaN for an infinite divisor where NumPy
+    and TensorFlow give x, and inexact for large quotients."""
+    zero, one, half = kind(0.0), kind(1.0), kind(0.5)
+    floor = _device(_floor)
+
+    @_device
+    def quotient_and_remainder(a, b):
+        mod = _fmod(a, b)
+        div = (a - mod) / b
+        if mod != zero:  # NaN too, as C's `if (mod)`
+            if (b < zero) != (mod < zero):
+                mod += b
+                div -= one
+        else:
+            mod = _copysign(zero, b)  # a zero remainder takes the divisor's sign
+        if div != zero:
+            quotient = kind(floor(div))
+            if div - quotient > half:
+                quotient += one
+        else:
+            quotient = _copysign(zero, a / b)
+        return quotient, mod
+
+    def floordiv(a, b):
+        if b == zero:
+            return a / b  # inf or NaN, as NumPy's
+        return quotient_and_remainder(a, b)[0]
+
+    def floormod(a, b):
+        if b == zero:
+            return _fmod(a, b)  # NaN
+        return quotient_and_remainder(a, b)[1]
+    return _device(floordiv), _device(floormod)
+
+
+def _division_helpers():
+    found = {}
+    for suffix, kind in _FLOATS.items():
+        found[f"floordiv_{suffix}"], found[f"floormod_{suffix}"] = _floor_division(kind)
+    return found
+
+
 # Rounding to integers in the float's own type (the expansion's rint, floor, ceil).
 HELPERS = {**_helpers(), "maximum": maximum, "minimum": minimum, "ipow": ipow,
-           "rint": _device(_rint), "floor": _device(_floor), "ceil": _device(_ceil)}
+           "rint": _device(_rint), "floor": _device(_floor), "ceil": _device(_ceil),
+           **_division_helpers()}
 
 
 def _special_helpers():

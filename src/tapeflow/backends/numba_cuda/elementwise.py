@@ -46,10 +46,12 @@ def _fill_element(dtypes, out_dtype, operands, attr_names):
     return "attr_value", None
 
 
-def _division_element(template):
+def _division_element(integer_template, float_template):
     def element(dtypes, out_dtype, operands, attr_names):
+        if out_dtype.is_floating:
+            return templates.expand(float_template, dtypes, out_dtype, operands, ()), None
         check = f"{operands[1]} == 0" if out_dtype.is_integer else None
-        return templates.expand(template, dtypes, out_dtype, operands, ()), check
+        return templates.expand(integer_template, dtypes, out_dtype, operands, ()), check
     return element
 
 
@@ -165,8 +167,8 @@ DEFAULT = Map()
 def attach(lowers):
     lowers(CAST)(Map(_cast_element))
     lowers(POW)(Map(_pow_element))
-    lowers(FLOOR_DIV)(Map(_division_element("{0} // {1}")))
-    lowers(FLOOR_MOD)(Map(_division_element("{0} % {1}")))
+    lowers(FLOOR_DIV)(Map(_division_element("{0} // {1}", "floordiv_f({0}, {1})")))
+    lowers(FLOOR_MOD)(Map(_division_element("{0} % {1}", "floormod_f({0}, {1})")))
     lowers(BROADCAST_TO)(Map(template="{0}"))
     lowers(ZEROS_LIKE)(Map(template="0"))
     lowers(ONES_LIKE)(Map(template="1"))
