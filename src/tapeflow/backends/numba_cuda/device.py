@@ -53,12 +53,33 @@ def simulated():
 
 
 def device_count():
-    """How many GPUs numba-cuda can use; 0 without numba-cuda or a driver."""
+    """How many GPUs numba-cuda can use; 0 without numba-cuda or a driver, and 0 (with a
+    warning) where numba-cuda sees a GPU but cannot compile for it."""
     try:
         module = cuda()
-        return len(module.gpus) if module.is_available() else 0
-    except Exception:  # no numba-cuda, no driver, a driver numba-cuda cannot load
+        count = len(module.gpus) if module.is_available() else 0
+    except Exception:  # noqa: BLE001 - no numba-cuda, no driver, a driver it cannot load
         return 0
+    if count and not simulated() and not _compiler_loads():
+        return 0
+    return count
+
+
+def _compiler_loads():
+    """Whether numba-cuda's lowerings import. They fail in some installations (numba-cuda
+    0.30 registers np.row_stack, which NumPy 2.5 removed), and then every kernel would
+    fail: the GPU is left unused, with one warning that says why."""
+    try:
+        from numba.cuda import cudaimpl  # noqa: F401 - imported for its registrations
+    except Exception as e:  # noqa: BLE001 - any failure means no kernel compiles
+        import numba_cuda
+
+        from ...source import warn
+        warn(f"tapeflow does not use the GPU: numba-cuda {numba_cuda.__version__} cannot "
+             f"compile kernels with NumPy {np.__version__} ({type(e).__name__}: {e}); ops "
+             f"run on the CPU. Installing tapeflow's 'cuda' extra picks versions that work.")
+        return False
+    return True
 
 
 def selected(index):

@@ -113,6 +113,9 @@ class SignedKernelCache(FailuresAreMisses, CUDACache):
         return self._cache_file._index_path
 
     def load_overload(self, sig, target_context):
+        # Loading refreshes the target first, importing numba-cuda's lowerings: a failure
+        # there is the installation's, not the file's, and is not reported as damage.
+        target_context.refresh()
         kernel = super().load_overload(sig, target_context)
         if kernel is not None:
             cache_store.touch(self.index_path)
