@@ -175,7 +175,7 @@ class FusedGroup:
     def _reduce_key(self, axes, with_live, last):
         chain = self.chain
         nodes = self.by_axes[axes]
-        kshape, _, rshape, _ = reduce._blocks(self.shape, axes)
+        kshape, kstride, rshape, _ = reduce._blocks(self.shape, axes)
         kept, reduced = len(kshape), len(rshape)
         names = ["m", "parts", "k", "kshape", "kstride", "rshape", "rstride", "count"]
         types = ["int64", "int64", "int64", _ints(kept), _ints(kept), _ints(reduced),
@@ -192,14 +192,13 @@ class FusedGroup:
             types.append(f"array:{y.dtype.name}")
         more, more_types = chain.params()
         lines = [f"def kernel({', '.join(names + more)}):",
-                 "    for t in range(cuda.grid(1), m * parts, cuda.gridsize(1)):",
-                 "        j = t // parts",
-                 "        part = t - j * parts"]
+                 "    for t in range(cuda.grid(1), m * parts, cuda.gridsize(1)):"]
+        lines += reduce.thread_lines(kstride)
         kernels._unravel(lines, "j", kept, "kshape", "q")
         lines.append(f"        base = {kernels._offset(kept, 'q', 'kstride')}")
         for r, node in enumerate(nodes):
             lines.append(f"        acc{r} = {kernels._initial(node.op.reduction, self._acc(node))}")
-        lines.append("        for r in range(part, k, parts):")
+        lines.append("        for r in range(c, k, parts):")
         inner = []
         kernels._unravel(inner, "r", reduced, "rshape", "p")
         lines += ["    " + line for line in inner]
@@ -213,7 +212,7 @@ class FusedGroup:
         for r, node in enumerate(nodes):
             kind, out_dtype = node.op.reduction, node.outputs[0].dtype.name
             finish = kernels._finish(kind, out_dtype) if last else "acc"
-            lines.append(f"        red{r}[t] = {_ACC.sub(f'acc{r}', finish)}")
+            lines.append(f"        red{r}[at] = {_ACC.sub(f'acc{r}', finish)}")
         return ("fused", "\n".join(lines) + "\n", tuple(types + more_types))
 
     @staticmethod

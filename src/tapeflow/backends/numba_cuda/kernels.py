@@ -15,11 +15,13 @@ compiled again elsewhere (tests compile every key to PTX for sm_90). Two kinds:
         operands under which the op fails (an integer division by zero): the kernel then
         sets flag[0] instead of writing, and the op reports the error.
     ("reduce", kind, input dtype, accumulator dtype, out dtype, kept rank,
-     reduced rank, finish)
-        out[t] for t = j * parts + c: the reduction (kind: sum, mean, max, min, prod,
-        all, any) of the elements c, c + parts, ... of the reduced block of output j;
-        a second launch with parts = 1 combines the partial results. `finish` turns the
-        accumulator into the output (mean's division) on the last launch.
+     reduced rank, finish, outputs adjacent)
+        out[j * parts + c]: the reduction (kind: sum, mean, max, min, prod, all, any) of
+        the elements c, c + parts, ... of the reduced block of output j; a second launch
+        with parts = 1 combines the partial results. `finish` turns the accumulator into
+        the output (mean's division) on the last launch. Adjacent threads take adjacent
+        outputs when `outputs adjacent` (the input's last dimension is kept), else
+        adjacent slices (reduce.thread_lines).
     ("fused", text, argument types)
         a fused group of a compiled graph (fused.py), its text generated there; each
         argument type is "int64", "ints<rank>" (a tuple of int64), "array:<dtype>" or
@@ -205,15 +207,15 @@ def _finish(kind, out_dtype):
 
 
 def _reduce_source(key):
-    _, kind, in_dtype, acc_dtype, out_dtype, kept, reduced, finish = key
+    _, kind, in_dtype, acc_dtype, out_dtype, kept, reduced, finish, outputs_adjacent = key
+    from .reduce import thread_lines
     params = ["out", "m", "parts", "k", "kshape", "kstride", "rshape", "rstride", "inp", "count"]
     types = [_array(out_dtype), _numba_type("int64"), _numba_type("int64"),
              _numba_type("int64"), _ints(kept), _ints(kept), _ints(reduced), _ints(reduced),
              _array(in_dtype), _numba_type("int64")]
     lines = [f"def kernel({', '.join(params)}):",
-             "    for t in range(cuda.grid(1), m * parts, cuda.gridsize(1)):",
-             "        j = t // parts",
-             "        c = t - j * parts"]
+             "    for t in range(cuda.grid(1), m * parts, cuda.gridsize(1)):"]
+    lines += thread_lines((1,) if outputs_adjacent else (0,))
     _unravel(lines, "j", kept, "kshape", "q")
     lines.append(f"        base = {_offset(kept, 'q', 'kstride')}")
     lines.append(f"        acc = {_initial(kind, acc_dtype)}")
@@ -223,5 +225,5 @@ def _reduce_source(key):
     lines += ["    " + line for line in inner]
     lines.append(f"            v = inp[base + {_offset(reduced, 'p', 'rstride')}]")
     lines.append(f"            acc = {_COMBINE[kind]}")
-    lines.append(f"        out[t] = {_finish(kind, out_dtype) if finish else 'acc'}")
+    lines.append(f"        out[at] = {_finish(kind, out_dtype) if finish else 'acc'}")
     return "\n".join(lines) + "\n", _signature(types)

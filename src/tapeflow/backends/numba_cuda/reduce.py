@@ -50,10 +50,25 @@ def _blocks(shape, axis):
 
 def _parts(m, k):
     """Into how many slices each of `m` blocks of `k` elements is split: one thread per
-    output when there are enough outputs to fill the GPU."""
-    blocks, threads = device.launch_shape(m)
+    output when there are enough outputs to fill the GPU. The GPU's width is that of a
+    launch over all `m * k` elements: one sized for the `m` outputs alone is a single
+    block when they are few, and a whole-matrix sum then ran on 256 threads."""
+    blocks, threads = device.launch_shape(m * k)
     total = blocks * threads
     return 1 if m >= total else max(1, min(k // _GRAIN, total // m))
+
+
+def thread_lines(kstride, indent=8):
+    """The lines that give a grid-stride thread `t` its output `j` and slice `c`, and the
+    index `at` of its partial result (output j's slices side by side). Adjacent threads
+    should read adjacent memory: where the input's last dimension is kept (a sum over
+    rows), they take adjacent outputs, which read adjacent elements at every step; where
+    it is reduced, they take adjacent slices of one output's block. With one slice per
+    output, or one output, the two are the same."""
+    pad = " " * indent
+    if kstride[-1] == 1:
+        return [f"{pad}c = t // m", f"{pad}j = t - c * m", f"{pad}at = j * parts + c"]
+    return [f"{pad}j = t // parts", f"{pad}c = t - j * parts", f"{pad}at = t"]
 
 
 def reduce_levels(first_level, m, k, reductions):
@@ -75,7 +90,8 @@ def reduce_levels(first_level, m, k, reductions):
         else:
             # The slices of each output, side by side: reduced again along that axis.
             for (kind, acc, _, dtype), target, source in zip(reductions, targets, sources):
-                key = ("reduce", kind, acc, acc, dtype.name if last else acc, 1, 1, last)
+                key = ("reduce", kind, acc, acc, dtype.name if last else acc, 1, 1, last,
+                       False)  # each output's slices are adjacent: its last axis is reduced
                 device.launch(kernels.kernel(key), m * parts, target, m, parts, k, (m,),
                               (k,), (k,), (1,), source, count)
         if last:
@@ -99,7 +115,7 @@ class Reduction:
 
         def first_level(targets, parts, last):
             key = ("reduce", kind, x.dtype.name, acc, dtype.name if last else acc,
-                   len(kshape), len(rshape), last)
+                   len(kshape), len(rshape), last, kstride[-1] == 1)
             device.launch(kernels.kernel(key), m * parts, targets[0], m, parts, k, kshape,
                           kstride, rshape, rstride, source, k)
 
