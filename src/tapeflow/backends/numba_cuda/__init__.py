@@ -12,11 +12,23 @@ first kernel is generated.
 from ... import backend_registry, context
 from ...ops.registry import record
 from .. import compiler
-from . import blas, device, elementwise, gather, kernels, program, random, reduce, shape
+from . import (
+    blas,
+    device,
+    elementwise,
+    gather,
+    kernels,
+    program,
+    random,
+    reduce,
+    rows,
+    shape,
+    slicing,
+)
 
 BACKEND = "numba_cuda"
 lowers = compiler.lowering_registrar(BACKEND)
-for _module in (elementwise, reduce, shape, blas, gather, random):
+for _module in (elementwise, reduce, shape, blas, gather, random, rows, slicing):
     _module.attach(lowers)
 
 

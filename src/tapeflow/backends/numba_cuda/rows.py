@@ -1,0 +1,86 @@
+"""Softmax and LogSoftmax on the device, along any axis: one "rows" kernel per op, dtype
+and block width. A row is the elements of one (outer, inner) position along the axis;
+each block of threads takes a row at a time, its threads striding over the row (adjacent
+threads on adjacent elements when the axis is the last), and combines the row's maximum
+and its sum of exponentials in shared memory. The arithmetic is in float64, so float32
+results are the NumPy kernel's to rounding, NaN and infinities included."""
+
+import math
+
+from ...device_tensor import on_device
+from ...ops.nn import LOG_SOFTMAX, SOFTMAX
+from . import device, kernels
+from .device import simulated
+
+_FLOATS = frozenset({"float32", "float64"})
+
+
+def _width():
+    """Threads per block (a power of two: the tree combines halves). The simulator runs
+    each thread as a Python thread, so one warp there."""
+    return 32 if simulated() else 256
+
+
+def _tree(lines, combine, width):
+    """Lines that combine buf[0 .. width) into buf[0] (every thread has written its own)."""
+    lines += ["        cuda.syncthreads()",
+              f"        s = {width // 2}",
+              "        while s > 0:",
+              "            if tid < s:",
+              f"                buf[tid] = {combine.format('buf[tid]', 'buf[tid + s]')}",
+              "            cuda.syncthreads()",
+              "            s //= 2"]
+
+
+def _key(op, dtype, width):
+    out = dtype.name
+    write = ({SOFTMAX: f"np.{out}(exp_f64(v - top) / total)",
+              LOG_SOFTMAX: f"np.{out}((v - top) - log_f64(total))"})[op]
+    lines = ["def kernel(rows, k, inner, out, x):",
+             f"    buf = cuda.shared.array({width}, np.float64)",
+             "    tid = cuda.threadIdx.x",
+             "    for row in range(cuda.blockIdx.x, rows, cuda.gridDim.x):",
+             "        o = row // inner",
+             "        base = o * k * inner + (row - o * inner)",
+             "        top = -np.inf",
+             f"        for a in range(tid, k, {width}):",
+             "            top = maximum(top, np.float64(x[base + a * inner]))",
+             "        buf[tid] = top"]
+    _tree(lines, "maximum({}, {})", width)  # NaN wins, as NumPy's max
+    lines += ["        top = buf[0]",
+              "        cuda.syncthreads()",
+              "        total = 0.0",
+              f"        for a in range(tid, k, {width}):",
+              "            total += exp_f64(np.float64(x[base + a * inner]) - top)",
+              "        buf[tid] = total"]
+    _tree(lines, "{} + {}", width)
+    lines += ["        total = buf[0]",
+              "        cuda.syncthreads()",
+              f"        for a in range(tid, k, {width}):",
+              "            at = base + a * inner",
+              "            v = np.float64(x[at])",
+              f"            out[at] = {write}"]
+    return ("rows", "\n".join(lines) + "\n", ("int64",) * 3 + (f"array:{out}",) * 2)
+
+
+class Rows:
+    """Softmax or LogSoftmax along `axis`."""
+
+    def run(self, op, inputs, attrs, shape, dtype, index):
+        (x,) = inputs
+        if dtype.name not in _FLOATS:
+            return None
+        axis = attrs["axis"]
+        k, inner = shape[axis], math.prod(shape[axis + 1:])
+        rows = math.prod(shape) // k if k else 0
+        out = device.empty(math.prod(shape), dtype)
+        if rows:
+            width = _width()
+            blocks = min(rows, device.launch_shape(rows * width)[0])
+            device.launch_as(kernels.kernel(_key(op, dtype, width)), (blocks, width), rows, k,
+                             inner, out, device.device_array_of(x, index))
+        return on_device(out, shape, dtype, index)
+
+
+def attach(lowers):
+    lowers(SOFTMAX, LOG_SOFTMAX)(Rows())
