@@ -65,16 +65,21 @@ class NumbaCUDA(compiler.Backend):
         kernel for it (or for its dtypes): the op then runs on the CPU. Shape and dtype
         errors are raised first, as on the CPU."""
         lowering = self.lowering(op)
-        if lowering is None or op.n_out != 1:
+        if lowering is None or (op.n_out != 1 and not getattr(lowering, "outputs_all", False)):
             return None
-        shape, dtype = op.infer(*inputs, **attrs)
+        inferred = op.infer(*inputs, **attrs)
+        # A lowering of several outputs gets their shapes and dtypes as lists.
+        shape, dtype = inferred if op.n_out == 1 else map(list, zip(*inferred))
         with device.selected(index):
             out = lowering.run(op, inputs, attrs, shape, dtype, index)
-        if out is not None and op.differentiable:
+        if out is None:
+            return None
+        outputs = (out,) if op.n_out == 1 else tuple(out)
+        if op.differentiable:
             tapes = context.recording_tapes.get()
             if tapes:
-                record(op, attrs, inputs, (out,), tapes)
-        return out
+                record(op, attrs, inputs, outputs, tapes)
+        return out if op.n_out == 1 else list(outputs)  # as ops/registry.py's run_on_host
 
 
 backend_registry.register(NumbaCUDA())
