@@ -188,3 +188,12 @@ def test_true_division_of_mixed_or_bool_dtypes_is_a_type_error(x, y, divide):
     # TensorFlow's truediv checks dtypes in Python: TypeError, not InvalidArgumentError.
     with pytest.raises(TypeError, match="dtype"):
         divide(x(), y())
+
+
+def test_svd_of_infinities_raises_instead_of_hanging():
+    # This matrix made LAPACK's gesdd (through np.linalg.svd) loop for ever.
+    a = np.array([[np.inf, -0.0, 1.0, 1.0], [1.0, np.inf, -np.inf, 1e30],
+                  [0.0, -0.0, -1.0, -2.0], [-1e30, -2.0, -1.0, -0.0]])
+    for compute_uv in (True, False):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"inf or NaN.*\[Op:Svd\]"):
+            tf.linalg.svd(tf.constant(a), compute_uv=compute_uv)

@@ -200,6 +200,10 @@ def _svd_infer(input, compute_uv, full_matrices):
 
 
 def _svd_kernel(input, compute_uv, full_matrices):
+    if not np.isfinite(input).all():
+        # LAPACK's gesdd can loop for ever on infinities (a 4x4 with two of them did), and
+        # gives up on NaN; the compiled kernel (Numba's svd) refuses both. So do we.
+        raise np.linalg.LinAlgError("SVD did not converge: the input holds inf or NaN")
     if not compute_uv:
         s = np.linalg.svd(input, compute_uv=False)
         batch, (m, n) = input.shape[:-2], input.shape[-2:]
