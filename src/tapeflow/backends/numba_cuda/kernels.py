@@ -21,7 +21,7 @@ compiled again elsewhere (tests compile every key to PTX for sm_90). Two kinds:
         with parts = 1 combines the partial results. `finish` turns the accumulator into
         the output (mean's division) on the last launch. Adjacent threads take adjacent
         outputs when `outputs adjacent` (the input's last dimension is kept), else
-        adjacent slices (reduce.thread_lines).
+        adjacent slices (thread_lines).
     ("fused", text, argument types)
         a fused group of a compiled graph (fused.py), its text generated there; each
         argument type is "int64", "ints<rank>" (a tuple of int64), "array:<dtype>" or
@@ -136,6 +136,19 @@ def _unravel(lines, index, rank, shape, prefix):
     lines.append(f"        {prefix}0 = rest")
 
 
+def thread_lines(kstride, indent=8):
+    """The lines that give a grid-stride thread `t` its output `j` and slice `c`, and the
+    index `at` of its partial result (output j's slices side by side). Adjacent threads
+    should read adjacent memory: where the input's last dimension is kept (a sum over
+    rows), they take adjacent outputs, which read adjacent elements at every step; where
+    it is reduced, they take adjacent slices of one output's block. With one slice per
+    output, or one output, the two are the same."""
+    pad = " " * indent
+    if kstride[-1] == 1:
+        return [f"{pad}c = t // m", f"{pad}j = t - c * m", f"{pad}at = j * parts + c"]
+    return [f"{pad}j = t // parts", f"{pad}c = t - j * parts", f"{pad}at = t"]
+
+
 def _offset(rank, coords, strides):
     if rank == 0:
         return "0"
@@ -210,7 +223,6 @@ def _finish(kind, out_dtype):
 
 def _reduce_source(key):
     _, kind, in_dtype, acc_dtype, out_dtype, kept, reduced, finish, outputs_adjacent = key
-    from .reduce import thread_lines
     params = ["out", "m", "parts", "k", "kshape", "kstride", "rshape", "rstride", "inp", "count"]
     types = [_array(out_dtype), _numba_type("int64"), _numba_type("int64"),
              _numba_type("int64"), _ints(kept), _ints(kept), _ints(reduced), _ints(reduced),

@@ -58,19 +58,6 @@ def _parts(m, k):
     return 1 if m >= total else max(1, min(k // _GRAIN, total // m))
 
 
-def thread_lines(kstride, indent=8):
-    """The lines that give a grid-stride thread `t` its output `j` and slice `c`, and the
-    index `at` of its partial result (output j's slices side by side). Adjacent threads
-    should read adjacent memory: where the input's last dimension is kept (a sum over
-    rows), they take adjacent outputs, which read adjacent elements at every step; where
-    it is reduced, they take adjacent slices of one output's block. With one slice per
-    output, or one output, the two are the same."""
-    pad = " " * indent
-    if kstride[-1] == 1:
-        return [f"{pad}c = t // m", f"{pad}j = t - c * m", f"{pad}at = j * parts + c"]
-    return [f"{pad}j = t // parts", f"{pad}c = t - j * parts", f"{pad}at = t"]
-
-
 def reduce_levels(first_level, m, k, reductions):
     """Reduces `m` blocks of `k` elements each into the outputs of `reductions`, a list
     of (kind, accumulator dtype name, out array, out dtype). `first_level(targets,
