@@ -69,7 +69,7 @@ def _normalize_key(key):
     return tuple(out)
 
 
-def _numpy_key(key):
+def numpy_key(key):
     return tuple(_slice(*k) if type(k) is tuple else k for k in key)
 
 
@@ -114,7 +114,7 @@ def _slice_grad_infer(dy, shape, key):
 
 def _slice_grad_kernel(dy, shape, key):
     out = np.zeros(shape, dtype=dy.dtype)
-    out[_numpy_key(key)] = dy
+    out[numpy_key(key)] = dy
     return out
 
 
@@ -130,7 +130,7 @@ class _Aval:
 
 STRIDED_SLICE = register(OpDef(
     name="StridedSlice", args=("input",), infer=_slice_infer,
-    eager=lambda input, key: np.asarray(input)[_numpy_key(key)],
+    eager=lambda input, key: np.asarray(input)[numpy_key(key)],
     grad=lambda ctx, dy: (scatter_slice_to_input(dy, ctx, ctx.attrs["key"]),)))
 STRIDED_SLICE_GRAD = register(OpDef(
     name="StridedSliceGrad", args=("dy",), infer=_slice_grad_infer, eager=_slice_grad_kernel,

@@ -159,13 +159,16 @@ def ipow(x, y):
     return result
 
 
+_FLOOR = _device(_floor)
+
+
 def _floor_division(kind):
     """NumPy's floor_divide and remainder of floats (its npy_divmod) in `kind`, from fmod,
     which libdevice computes exactly. Python's `//` and `%` compile to LLVM's frem, which
     the device expands as x - y * trunc(x / y): NaN for an infinite divisor where NumPy
     and TensorFlow give x, and inexact for large quotients."""
     zero, one, half = kind(0.0), kind(1.0), kind(0.5)
-    floor = _device(_floor)
+    floor = _FLOOR
 
     @_device
     def quotient_and_remainder(a, b):
@@ -206,7 +209,7 @@ def _division_helpers():
 
 # Rounding to integers in the float's own type (the expansion's rint, floor, ceil).
 HELPERS = {**_helpers(), "maximum": maximum, "minimum": minimum, "ipow": ipow,
-           "rint": _device(_rint), "floor": _device(_floor), "ceil": _device(_ceil),
+           "rint": _device(_rint), "floor": _FLOOR, "ceil": _device(_ceil),
            **_division_helpers()}
 
 

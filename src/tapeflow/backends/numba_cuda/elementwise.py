@@ -162,6 +162,18 @@ class Map:
 
 # The lowering of every elementwise entry without one of its own: its template.
 DEFAULT = Map()
+_ZEROS = Map(template="0")
+
+
+def zeros(n, dtype):
+    """A flat device array of `n` zeros of `dtype`: ZerosLike's map kernel, which reads no
+    input."""
+    _, expression, _ = _ZEROS._plan(ZEROS_LIKE, (dtype,), dtype, ())
+    out = device.empty(n, dtype)
+    if n:
+        device.launch(kernels.kernel(("map", dtype.name, 1, (), (), expression, None)), n,
+                      out, n)
+    return out
 
 
 def attach(lowers):
@@ -170,6 +182,6 @@ def attach(lowers):
     lowers(FLOOR_DIV)(Map(_division_element("{0} // {1}", "floordiv_f({0}, {1})")))
     lowers(FLOOR_MOD)(Map(_division_element("{0} % {1}", "floormod_f({0}, {1})")))
     lowers(BROADCAST_TO)(Map(template="{0}"))
-    lowers(ZEROS_LIKE)(Map(template="0"))
+    lowers(ZEROS_LIKE)(_ZEROS)
     lowers(ONES_LIKE)(Map(template="1"))
     lowers(CONST_FILL)(Map(_fill_element))

@@ -193,7 +193,7 @@ class FusedGroup:
         more, more_types = chain.params()
         lines = [f"def kernel({', '.join(names + more)}):",
                  "    for t in range(cuda.grid(1), m * parts, cuda.gridsize(1)):"]
-        lines += kernels.thread_lines(kstride)
+        lines += kernels.thread_lines(kstride[-1] == 1)
         kernels._unravel(lines, "j", kept, "kshape", "q")
         lines.append(f"        base = {kernels._offset(kept, 'q', 'kstride')}")
         for r, node in enumerate(nodes):

@@ -136,17 +136,16 @@ def _unravel(lines, index, rank, shape, prefix):
     lines.append(f"        {prefix}0 = rest")
 
 
-def thread_lines(kstride, indent=8):
+def thread_lines(outputs_adjacent):
     """The lines that give a grid-stride thread `t` its output `j` and slice `c`, and the
     index `at` of its partial result (output j's slices side by side). Adjacent threads
     should read adjacent memory: where the input's last dimension is kept (a sum over
-    rows), they take adjacent outputs, which read adjacent elements at every step; where
-    it is reduced, they take adjacent slices of one output's block. With one slice per
-    output, or one output, the two are the same."""
-    pad = " " * indent
-    if kstride[-1] == 1:
-        return [f"{pad}c = t // m", f"{pad}j = t - c * m", f"{pad}at = j * parts + c"]
-    return [f"{pad}j = t // parts", f"{pad}c = t - j * parts", f"{pad}at = t"]
+    rows: `outputs_adjacent`), they take adjacent outputs, which read adjacent elements
+    at every step; where it is reduced, they take adjacent slices of one output's block.
+    With one slice per output, or one output, the two are the same."""
+    if outputs_adjacent:
+        return ["        c = t // m", "        j = t - c * m", "        at = j * parts + c"]
+    return ["        j = t // parts", "        c = t - j * parts", "        at = t"]
 
 
 def _offset(rank, coords, strides):
@@ -229,7 +228,7 @@ def _reduce_source(key):
              _array(in_dtype), _numba_type("int64")]
     lines = [f"def kernel({', '.join(params)}):",
              "    for t in range(cuda.grid(1), m * parts, cuda.gridsize(1)):"]
-    lines += thread_lines((1,) if outputs_adjacent else (0,))
+    lines += thread_lines(outputs_adjacent)
     _unravel(lines, "j", kept, "kshape", "q")
     lines.append(f"        base = {_offset(kept, 'q', 'kstride')}")
     lines.append(f"        acc = {_initial(kind, acc_dtype)}")

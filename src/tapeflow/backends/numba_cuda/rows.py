@@ -94,6 +94,14 @@ def _key(op, dtype, width):
     return ("rows", "\n".join(lines) + "\n", ("int64",) * 3 + (f"array:{out}",) * 2)
 
 
+def _launch(key, rows, *args):
+    """Launches a rows kernel: a block of `_width()` threads per row, as many blocks as
+    fill the GPU."""
+    width = _width()
+    blocks = min(rows, device.launch_shape(rows * width)[0])
+    device.launch_as(kernels.kernel(key), (blocks, width), rows, *args)
+
+
 class Rows:
     """Softmax or LogSoftmax along `axis`."""
 
@@ -111,21 +119,15 @@ class Rows:
         return on_device(out, shape, dtype, index)
 
 
-def _launch(key, rows, *args):
-    width = _width()
-    blocks = min(rows, device.launch_shape(rows * width)[0])
-    device.launch_as(kernels.kernel(key), (blocks, width), rows, *args)
-
-
 class SparseCrossEntropy:
     """SparseSoftmaxCrossEntropyWithLogits: the loss per row and its gradient (softmax
     less one at the label), both outputs of one kernel."""
 
     outputs_all = True
 
-    def run(self, op, inputs, attrs, shapes, dtypes_, index):
+    def run(self, op, inputs, attrs, shapes, out_dtypes, index):
         features, labels = inputs
-        dtype = dtypes_[0]
+        dtype = out_dtypes[0]
         if dtype.name not in _FLOATS:
             return None
         k = features._shape[-1]

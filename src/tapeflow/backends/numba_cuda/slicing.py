@@ -10,10 +10,9 @@ import math
 import numpy as np
 
 from ...device_tensor import on_device
-from ...ops.indexing import STRIDED_SLICE, STRIDED_SLICE_GRAD, _numpy_key
-from . import device, kernels
+from ...ops.indexing import STRIDED_SLICE, STRIDED_SLICE_GRAD, numpy_key
+from . import device, elementwise, kernels
 from .elementwise import SUPPORTED
-from .fused import literal
 
 
 def view_of(shape, key):
@@ -28,7 +27,7 @@ def view_of(shape, key):
     # the key takes a single element (NumPy would read that element).
     base = np.zeros(1, np.uint8)
     probe = np.lib.stride_tricks.as_strided(base, shape=shape, strides=strides[::-1])
-    key = _numpy_key(key)
+    key = numpy_key(key)
     view = probe[(*key, None) if Ellipsis in key else (*key, Ellipsis, None)]
     offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
     if view.ndim == 1:
@@ -46,13 +45,6 @@ def _key(kind, dtype, rank):
     lines.append("        out[i] = inp[at]" if kind == "read" else "        out[at] = inp[i]")
     types = ("int64", "int64", f"ints{rank}", f"ints{rank}") + (f"array:{dtype.name}",) * 2
     return ("slice", "\n".join(lines) + "\n", types)
-
-
-def _zeros_key(dtype):
-    text = ("def kernel(n, out):\n"
-            "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):\n"
-            f"        out[i] = {literal(0, dtype)}\n")
-    return ("slice", text, ("int64", f"array:{dtype.name}"))
 
 
 class StridedSlice:
@@ -74,10 +66,8 @@ class StridedSliceGrad:
         (dy,) = inputs
         if dtype.name not in SUPPORTED:
             return None
-        n, taken = math.prod(shape), math.prod(dy._shape)
-        out = device.empty(n, dtype)
-        if n:
-            device.launch(kernels.kernel(_zeros_key(dtype)), n, n, out)
+        taken = math.prod(dy._shape)
+        out = elementwise.zeros(math.prod(shape), dtype)
         if taken:
             offset, view_shape, strides = view_of(tuple(shape), attrs["key"])
             device.launch(kernels.kernel(_key("write", dtype, len(view_shape))), taken,
