@@ -81,3 +81,20 @@ def test_a_frozen_application_starts_no_process(monkeypatch):
                         lambda *args, **kwargs: started.append(args))
     assert compile_process.compiled("x = 1\n", "f" * 64, []) is False
     assert not started
+
+
+def test_a_stuck_process_is_stopped_after_the_patience(tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(compile_process, "_PATIENCE", 0.5)
+    popen = compile_process.subprocess.Popen
+    started = []
+
+    def stuck(args, **kwargs):
+        started.append(popen([args[0], "-c", "import time; time.sleep(60)"], **kwargs))
+        return started[-1]
+    monkeypatch.setattr(compile_process.subprocess, "Popen", stuck)
+    source = "x = 1\n"
+    assert compile_process.compiled(source, cache.key(source), []) is False
+    (process,) = started
+    assert process.returncode is not None  # stopped, not left behind
+    assert not compile_process._running
