@@ -99,7 +99,7 @@ def test_benchmark_and_its_gradient_are_one_fused_loop_each():
 
 
 SNAPSHOT = '''\
-@njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True)
+@njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True, pipeline_class=KernelCompiler)
 def kernel(x, K_float32, W):
     W[0] = -1
     c0 = K_float32[0]

@@ -67,7 +67,8 @@ same file, whatever the shapes, so its compiled code (in __pycache__, signed) is
 '''
 
 
-_JIT = '@njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True)'
+_JIT = ('@njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True, '
+        'pipeline_class=KernelCompiler)')
 
 _helper_modules = None
 
@@ -110,7 +111,8 @@ def assemble(cg):
     by_module = {}
     for name in sorted(set(re.findall(r"\b([A-Za-z_]\w*)\(", text)) & helpers.keys()):
         by_module.setdefault(helpers[name], []).append(name)
-    lines = [_HEADER, "import numpy as np", "from numba import njit", ""]
+    lines = [_HEADER, "import numpy as np", "from numba import njit", "",
+             f"from {__name__}.kernel_pipeline import KernelCompiler"]
     for module, imported in sorted(by_module.items()):
         lines.append(f"from {module} import {', '.join(imported)}")
     lines += ["", ""]
