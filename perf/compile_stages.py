@@ -61,7 +61,8 @@ class StageClock:
 
 def install():
     """Times every stage of the compiles from now on; returns the clock."""
-    from numba.core import caching, codegen, event
+    from numba.core import base, caching, codegen, event
+    from numba.core.typing import context as typing_context
 
     import tapeflow.backends.numba_cpu as backend
     from tapeflow.backends import compiler
@@ -79,6 +80,8 @@ def install():
     clock.wrap(codegen.CPUCodeLibrary, "_optimize_functions", "LLVM optimization")
     clock.wrap(codegen.CPUCodeLibrary, "_optimize_final_module", "LLVM optimization")
     clock.wrap(codegen.JITCodeLibrary, "_finalize_specific", "LLVM machine code")
+    clock.wrap(base.BaseContext, "refresh", "Numba's set-up (its typings, lowerings)")
+    clock.wrap(typing_context.BaseContext, "refresh", "Numba's set-up (its typings, lowerings)")
     clock.wrap(caching.Cache, "load_overload", "Numba cache: load")
     clock.wrap(caching.Cache, "save_overload", "Numba cache: save")
 
