@@ -126,6 +126,20 @@ def kernel(x, K_float32, W):
 '''
 
 
+def test_views_are_made_contiguous_by_tapeflows_intrinsic():
+    # Numba's np.ascontiguousarray is a function it compiles again in every process, per
+    # rank and layout (0.16 s each); views.contiguous is built in place.
+    compiled = compile_graph(trace(lambda x: (tf.transpose(x), tf.reduce_sum(
+        tf.transpose(x)[1:], axis=0)), ((3, 4), F32)))
+    assert "np.ascontiguousarray" not in compiled.source
+    assert "contiguous(" in compiled.source
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    transposed, summed = run(compiled, x)
+    assert transposed.flags.c_contiguous
+    np.testing.assert_array_equal(transposed, x.T)
+    np.testing.assert_array_equal(summed, x.T[1:].sum(axis=0))
+
+
 def test_generated_kernel_snapshot():
     """Catches unintended codegen changes: update SNAPSHOT when a change is meant."""
     fn = lambda x: tf.reduce_sum(x * 2.0 + 1.0)  # noqa: E731 - its line is in the kernel

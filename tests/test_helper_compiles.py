@@ -24,7 +24,7 @@ from tapeflow.backends.numba_cpu import kernels
 
 _NUMBA_BUILDERS = {"empty", "zeros", "full", "ones", "empty_like", "zeros_like", "full_like",
                    "ones_like", "ascontiguousarray"}
-_NUMBA_METHODS = {"reshape", "astype", "copy"}
+_NUMBA_METHODS = {"reshape", "astype", "copy", "transpose"}
 
 
 def _jitted_functions():

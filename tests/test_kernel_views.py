@@ -1,4 +1,4 @@
-"""The reshape, dtype cast, flattening and region copy that kernels and helpers use
+"""The reshape, transpose, dtype cast, flattening and region copy that kernels and helpers use
 (kernels/views.py) give NumPy's results: views of C-contiguous arrays, an inferred -1,
 NumPy's ValueError for a size that does not fit, Numba's own code for the layouts they do
 not build in place, and copies in C order of strided arrays."""
@@ -8,7 +8,8 @@ import pytest
 from numba import njit
 
 from tapeflow.backends.numba_cpu.kernels.views import (c_order, cast_array, contiguous,
-                                                       copy_elements, copy_of, reshaped)
+                                                       copy_elements, copy_of, reshaped,
+                                                       transposed)
 
 
 @njit
@@ -111,3 +112,22 @@ def test_contiguous_copies_only_other_layouts_and_copy_of_always_copies():
         np.testing.assert_array_equal(got, source)
     copied[0, 0] = -1.0  # a copy: the original keeps its value
     assert a[0, 0] == 5.0
+
+
+@njit
+def _transpose_cases(a, b):
+    view = transposed(a, (1, 0))
+    view[0, 1] = -1.0  # a view: writes through
+    return view, transposed(b, (2, 0, 1)), transposed(b[:, ::-1, ::2], (1, 2, 0)), \
+        transposed(a[0], (0,))
+
+
+def test_transposed_is_numpys_transpose_of_any_layout():
+    a, b = np.arange(12.0).reshape(3, 4), np.arange(24.0).reshape(2, 3, 4)
+    view, moved, strided, vector = _transpose_cases(a, b)
+    assert a[1, 0] == -1.0
+    np.testing.assert_array_equal(view, a.T)
+    np.testing.assert_array_equal(moved, b.transpose(2, 0, 1))
+    np.testing.assert_array_equal(strided, b[:, ::-1, ::2].transpose(1, 2, 0))
+    np.testing.assert_array_equal(vector, a[0])
+    assert moved.strides == b.transpose(2, 0, 1).strides

@@ -30,13 +30,13 @@ def nhwc(cg, v, data_format):
     name = cg.contiguous(v)
     if data_format == "NHWC":
         return name
-    return cg.assign(f"np.ascontiguousarray({name}.transpose((0, 2, 3, 1)))")
+    return cg.assign(f"contiguous(transposed({name}, (0, 2, 3, 1)))")
 
 
 def from_nhwc(cg, name, data_format):
     if data_format == "NHWC":
         return name
-    return cg.assign(f"np.ascontiguousarray({name}.transpose((0, 3, 1, 2)))")
+    return cg.assign(f"contiguous(transposed({name}, (0, 3, 1, 2)))")
 
 
 def geometry_expr(cg, geo):

@@ -275,7 +275,7 @@ class Codegen:
         if v.layout == "C":
             return name
         out = self.fresh()
-        self.emit(f"{out} = np.ascontiguousarray({name})")
+        self.emit(f"{out} = contiguous({name})")
         return out
 
     def scalar(self, v):
@@ -370,7 +370,7 @@ class Codegen:
                 v = self.val(x)
                 name = self.array(v)
                 if v.layout != "C":
-                    name = f"np.ascontiguousarray({name})"
+                    name = f"contiguous({name})"
                 output_specs.append(("kernel", len(returns)))
                 returns.append(name)
             else:
@@ -380,7 +380,7 @@ class Codegen:
             v = self.variables[index]
             name = self.array(v)
             if v.layout != "C":
-                name = f"np.ascontiguousarray({name})"
+                name = f"contiguous({name})"
             assigned.append((index, len(returns)))
             returns.append(name)
         self.emit(f"return {tuple_expr(returns)}")
@@ -529,7 +529,7 @@ def _check_node_dtypes(node):
 
 # A variable that only names memory: a reshaped view or a flat view of another, or a
 # contiguous copy of one (no check of ours, nothing that a later line depends on).
-_VIEW = re.compile(r"\s*(\w+) = (?:\w+\.reshape\(.*\)|np\.ascontiguousarray\(\w+\)"
+_VIEW = re.compile(r"\s*(\w+) = (?:\w+\.reshape\(.*\)|contiguous\(\w+\)"
                    r"|flat_view\(\w+\))$")
 
 

@@ -91,7 +91,7 @@ def _transpose(cg, node):
     if perm == tuple(range(len(perm))):
         cg.define(node.outputs[0], x)
         return
-    cg.output(node, cg.assign(f"{cg.array(x)}.transpose({tuple_expr(map(str, perm))})"), "A")
+    cg.output(node, cg.assign(f"transposed({cg.array(x)}, {tuple_expr(map(str, perm))})"), "A")
 
 
 @lowers(EXPAND_DIMS, SQUEEZE)

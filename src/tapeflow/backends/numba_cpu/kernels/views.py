@@ -1,11 +1,15 @@
 """Reshapes, dtype casts and copies of whole arrays, built in place, as allocation.py
 builds new arrays. Numba lowers `a.reshape(shape)` through a function it compiles in
 every process (its reshape's shape check, about 0.07 s of each process's first kernel),
-and `a.astype(dtype)`, `a.copy()` and `np.ascontiguousarray(a)` are overloads it compiles
+`a.transpose(perm)` through one that checks `perm` with a set and formats its error
+message (hashing and string code: about 3 s of the first such kernel in a process), and
+`a.astype(dtype)`, `a.copy()` and `np.ascontiguousarray(a)` are overloads it compiles
 per process and signature; these compile nothing (a reshape of a layout other than C
 takes Numba's own code).
 
     reshaped(a, shape)      # a.reshape(shape): a view; shape an int or a tuple of ints
+    transposed(a, perm)     # a.transpose(perm): a view; perm a permutation of a's axes
+                            # (checked where the kernel is generated, not here)
     cast_array(a, dtype)    # a.astype(dtype): a new C-contiguous array
     c_order(a)              # a's elements in C order, 1-D: a view of a C-contiguous
                             # array, a copy of any other (np.ascontiguousarray(a).ravel())
@@ -100,6 +104,33 @@ if not config.DISABLE_JIT:
                             source.nitems)
             return c_view(context, builder, source, new, result)
         return result(array, shape), codegen
+
+    @intrinsic
+    def transposed(typingctx, array, perm):
+        axes = _shape_types(perm)
+        if not isinstance(array, types.Array) or axes is None or len(axes) != array.ndim:
+            return None
+        result = array.copy(layout="A") if array.ndim > 1 else array
+
+        def codegen(context, builder, signature, args):
+            source = make_array(array)(context, builder, args[0])
+            intp = context.get_value_type(types.intp)
+            # Axis k of the view is axis perm[k] of the source: its size and its stride.
+            old_shape = cgutils.alloca_once_value(builder, source.shape)
+            old_strides = cgutils.alloca_once_value(builder, source.strides)
+            zero = intp(0)
+            shape, strides = [], []
+            for at in _dims(context, builder, perm, args[1]):
+                shape.append(builder.load(builder.gep(old_shape, [zero, at])))
+                strides.append(builder.load(builder.gep(old_strides, [zero, at])))
+            view = make_array(result)(context, builder)
+            populate_array(view, data=source.data,
+                           shape=cgutils.pack_array(builder, shape, ty=intp),
+                           strides=cgutils.pack_array(builder, strides, ty=intp),
+                           itemsize=source.itemsize, meminfo=source.meminfo,
+                           parent=source.parent)
+            return impl_ret_borrowed(context, builder, result, view._getvalue())
+        return result(array, perm), codegen
 
     def _c_copy(context, builder, array, source, result, dims):
         """A new C-contiguous array of type `result` and shape `dims` holding the elements
@@ -210,6 +241,9 @@ if not config.DISABLE_JIT:
 else:  # kernels run as Python
     def reshaped(array, shape):
         return array.reshape(shape)
+
+    def transposed(array, perm):
+        return array.transpose(perm)
 
     def c_order(array):
         return np.ascontiguousarray(array).reshape(-1)

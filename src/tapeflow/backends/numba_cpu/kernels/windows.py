@@ -19,7 +19,7 @@ from . import inlined_helper as _inlined
 from . import microgemm
 from .allocation import empty_array, zeros_array
 from .gemm import _blas_gemm_into, _blas_threads, _microgemm, _own_gemm, microgemm_pays
-from .views import contiguous, copy_elements, reshaped
+from .views import contiguous, copy_elements, reshaped, transposed
 
 _BLOCK_ELEMENTS = 1 << 18  # the im2col buffer's size: a megabyte of float32
 
@@ -267,7 +267,7 @@ def conv2d_input_grad_nhwc(w, dy, h, width, c, geo):
             and before_w >= 0 and n * h * width):
         # Stride 1: the gradient is the forward convolution of dy with the filter turned
         # around (rows and columns reversed, inputs and outputs swapped).
-        turned = contiguous(w[::-1, ::-1].transpose((0, 1, 3, 2)))
+        turned = contiguous(transposed(w[::-1, ::-1], (0, 1, 3, 2)))
         return conv2d_nhwc(dy, turned, (1, 1, dh, dw, before_h, before_w, h, width))
     dx = zeros_array((n, h, width, c), dy.dtype)
     positions = n * oh * ow
