@@ -48,12 +48,12 @@ def _range(cg, node):
         unit = not isinstance(node.inputs[2], Symbolic) and scalar_value(node.inputs[2]) == 1
         cg.ranges[id(y)] = (start, count, None if unit else step)
         return
-    cg.output(node, cg.assign(f"np.arange({s}, {l}, {d}).astype({np_name(y.dtype)})"))
+    cg.output(node, cg.assign(f"cast_array(np.arange({s}, {l}, {d}), {np_name(y.dtype)})"))
 
 
 @lowers(LINSPACE)
 def _linspace(cg, node):
     s, e, n = (cg.scalar(cg.val(x)) for x in node.inputs)
     y = node.outputs[0]
-    cg.output(node, cg.assign(f"np.linspace(np.float64({s}), np.float64({e}), int({n}))"
-                               f".astype({np_name(y.dtype)})"))
+    cg.output(node, cg.assign(f"cast_array(np.linspace(np.float64({s}), np.float64({e}), "
+                               f"int({n})), {np_name(y.dtype)})"))

@@ -68,7 +68,7 @@ def _sqrtm(cg, node):
 def _lu(cg, node):
     found, batch = _stacked_call(cg, node, "lu3")
     _unstacked(cg, node, found, batch, 0)
-    perm = cg.assign(f"{found}[1].astype({np_name(node.attrs['output_idx_type'])})")
+    perm = cg.assign(f"cast_array({found}[1], {np_name(node.attrs['output_idx_type'])})")
     shape = tuple_expr(batch + [f"{perm}.shape[1]"])
     cg.output(node, cg.assign(f"reshaped({perm}, {shape})"), k=1)
 

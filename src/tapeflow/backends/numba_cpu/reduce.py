@@ -13,7 +13,7 @@ def _argmax(cg, node):
     axis = node.attrs["axis"] % x.rank
     x3, dims = cg.view3(x, axis)
     fn = "argmax3" if node.op is ARG_MAX else "argmin3"
-    out = cg.assign(f"{fn}({x3}).astype({np_name(y.dtype)})")
+    out = cg.assign(f"cast_array({fn}({x3}), {np_name(y.dtype)})")
     cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims[:axis] + dims[axis + 1:])})"))
 
 

@@ -25,4 +25,4 @@ def _unique(cg, node):
     index_type = np_name(node.outputs[1].dtype)
     cg.output(node, cg.assign(f"{found}[0]"), k=0)
     for k in range(1, len(node.outputs)):
-        cg.output(node, cg.assign(f"{found}[{k}].astype({index_type})"), k=k)
+        cg.output(node, cg.assign(f"cast_array({found}[{k}], {index_type})"), k=k)

@@ -14,6 +14,7 @@ def _top_k(cg, node):
     rows = cg.assign(f"reshaped({cg.contiguous(x)}, ({cg.product(dims[:-1])}, {dims[-1]}))")
     found = cg.assign(f"top_k_rows({rows}, {k})")
     shape = tuple_expr(dims[:-1] + [str(k)])
-    cg.output(node, cg.assign(f"{found}[0].reshape({shape})"), k=0)
+    cg.output(node, cg.assign(f"reshaped({found}[0], {shape})"), k=0)
     index_type = np_name(node.outputs[1].dtype)
-    cg.output(node, cg.assign(f"{found}[1].astype({index_type}).reshape({shape})"), k=1)
+    cg.output(node, cg.assign(f"reshaped(cast_array({found}[1], {index_type}), {shape})"),
+              k=1)

@@ -42,15 +42,15 @@ def _draw_lowering(flat_draw):
         shape = node.attrs["shape"]
         args = f"{_int64_array(cg, node.inputs[0])}, {_int64_array(cg, node.inputs[1])}"
         flat = flat_draw(args, math.prod(shape), y.dtype._np.itemsize, node.attrs)
-        cg.output(node, cg.assign(f"cast_array({flat}, {np_name(y.dtype)})"
-                                  f".reshape({tuple_expr(map(str, shape))})"))
+        cg.output(node, cg.assign(f"reshaped(cast_array({flat}, {np_name(y.dtype)}), "
+                                  f"{tuple_expr(map(str, shape))})"))
     return lower
 
 
 def _uniform(args, size, itemsize, attrs):
     if itemsize == 2:  # float16: 10 bits of each word (TensorFlow's Uint16ToHalf)
-        return (f"((philox_words({args}, np.uint64(0), {size}) & np.uint64(0x3FF))"
-                f".astype(np.float32) * np.float32(2.0**-10))")
+        return (f"(cast_array(philox_words({args}, np.uint64(0), {size}) & np.uint64(0x3FF), "
+                f"np.float32) * np.float32(2.0**-10))")
     return f"stateless_uniform_{'f64' if itemsize == 8 else 'f32'}({args}, {size})"
 
 
