@@ -119,19 +119,21 @@ def test_helpers_compile_none_of_numbas_array_functions(tmp_path):
 
 
 def test_generated_kernels_build_arrays_with_tapeflows_intrinsics():
-    # The lowerings' casts, reshapes, transposes and copies: each of Numba's own is a
-    # function it compiles again in every process (a transpose about 3 s).
+    # The lowerings' casts, reshapes, transposes, copies and integer ranges: each of
+    # Numba's own is a function it compiles again in every process (a transpose 3 s).
     import tapeflow as tf
 
     @tf.function
     def many(x, i):
         top = tf.math.top_k(x, 2)
         return (tf.argmax(x, axis=1), tf.transpose(x), top.indices, tf.argsort(x),
-                tf.unique(i).idx, tf.random.stateless_uniform((3,), (1, 2), dtype=tf.float16))
+                tf.unique(i).idx, tf.random.stateless_uniform((3,), (1, 2), dtype=tf.float16),
+                tf.range(i[1], i[0] * 2, 2))
 
     x = tf.constant(np.arange(12, dtype=np.float32).reshape(3, 4))
     source = many.get_concrete_function(x, tf.constant([3, 1, 3])).kernel_source
     kernel = ast.parse(source[source.index("@njit"):])
     assert not _numba_compiled_builds(kernel)
+    assert "np.arange" not in source
     assert not [call for call in ast.walk(kernel) if isinstance(call, ast.Call) and isinstance(
         call.func, ast.Attribute) and call.func.attr == "transpose"]

@@ -36,19 +36,28 @@ def _range(cg, node):
     code = cg.error("range", node)
     cg.emit(f"if {d} == 0 or ({d} > 0 and {s} > {l}) or ({d} < 0 and {s} < {l}): "
             f"raise ValueError({code})")
+    if y.dtype._np.kind not in "iu":  # NumPy's float count and values
+        cg.output(node, cg.assign(f"cast_array(np.arange({s}, {l}, {d}), "
+                                  f"{np_name(y.dtype)})"))
+        return
+    start, count, step = cg.assign(s), cg.fresh("n"), cg.assign(d)
+    cg.emit(f"{count} = ({l} - {start} + {step} - 1) // {step} if {step} > 0 else "
+            f"({start} - {l} - {step} - 1) // -{step}")
     readers = cg.consumers.get(id(y), [])
     if readers and id(y) not in cg.outputs_ids and all(
             r.op is GATHER and r.inputs[1] is y and r.inputs[0] is not y and
             r.attrs["batch_dims"] == 0 for r in readers):
         # Only gathers read it (a slice with tensor bounds, a list's first rows): they
         # take a strided view, so the indices are never written out.
-        start, count, step = cg.assign(s), cg.fresh("n"), cg.assign(d)
-        cg.emit(f"{count} = ({l} - {start} + {step} - 1) // {step} if {step} > 0 else "
-                f"({start} - {l} - {step} - 1) // -{step}")
         unit = not isinstance(node.inputs[2], Symbolic) and scalar_value(node.inputs[2]) == 1
         cg.ranges[id(y)] = (start, count, None if unit else step)
         return
-    cg.output(node, cg.assign(f"cast_array(np.arange({s}, {l}, {d}), {np_name(y.dtype)})"))
+    # A loop, not Numba's np.arange: a function it compiles again in every process.
+    out = cg.new_array(y, [count])
+    index = cg.fresh("i")
+    cg.emit(f"for {index} in range({count}):")
+    cg.emit(f"    {out}[{index}] = {start} + {index} * {step}")
+    cg.output(node, out)
 
 
 @lowers(LINSPACE)
