@@ -2116,6 +2116,22 @@ def test_range_casts_bounds_known_only_when_the_function_runs():
     assert got[0].dtype == tf.int64 and got[1].dtype == tf.float32
     assert_same(got, f(x, tf.constant(0), tf.constant(3)))
 
+def test_a_compiled_float_range_has_numpys_count_and_values(monkeypatch):
+    # NumPy's arange: the count in float64, then first + i * (second - first) in the
+    # dtype, which differs from first + i * delta in the last bit
+    monkeypatch.setattr(settings, "compile_mode", "sync")
+
+    def f(a, b, c):
+        return tf.range(a, b, c)
+
+    g = tf.function(f)
+    for dtype in (tf.float32, tf.float64):
+        for bounds in ((0.1, 1.0, 0.3), (5.0, 1.0, -0.7), (0.3, 7.1, 0.7), (1.0, 1.0, 1.0)):
+            args = [tf.constant(v, dtype) for v in bounds]
+            want, got = f(*args).numpy(), g(*args).numpy()
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert (got == want).all(), (bounds, dtype, got - want)
+
 def test_tile_with_multiples_known_when_the_function_runs():
     x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
 

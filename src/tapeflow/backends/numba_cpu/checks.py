@@ -11,7 +11,7 @@ _PROBLEMS = {1: "NaN", 2: "Inf", 3: "Inf and NaN"}
 
 def _flat(cg, x):
     if x.rank == 0:
-        return cg.assign(f"np.array([{cg.scalar(x)}])")
+        return cg.assign(f"reshaped(scalar_array({cg.scalar(x)}), 1)")
     return cg.assign(f"reshaped({cg.contiguous(x)}, {cg.product(cg.dims(x))})")
 
 

@@ -26,7 +26,11 @@ def _const_fill(cg, node):
 def _eye(cg, node):
     y = node.outputs[0]
     rows, cols = cg.runtime_ints([node.attrs["num_rows"], node.attrs["num_columns"]])
-    cg.output(node, cg.assign(f"np.eye({rows}, {cols}, 0, {np_name(y.dtype)})"))
+    # Not np.eye: a function Numba compiles in every process.
+    out, index = cg.new_array(y, [rows, cols], fill=literal(0, y.dtype)), cg.fresh("i")
+    cg.emit(f"for {index} in range({rows} if {rows} < {cols} else {cols}):")
+    cg.emit(f"    {out}[{index}, {index}] = {literal(1, y.dtype)}")
+    cg.output(node, out)
 
 
 @lowers(RANGE)
@@ -36,9 +40,23 @@ def _range(cg, node):
     code = cg.error("range", node)
     cg.emit(f"if {d} == 0 or ({d} > 0 and {s} > {l}) or ({d} < 0 and {s} < {l}): "
             f"raise ValueError({code})")
-    if y.dtype._np.kind not in "iu":  # NumPy's float count and values
-        cg.output(node, cg.assign(f"cast_array(np.arange({s}, {l}, {d}), "
-                                  f"{np_name(y.dtype)})"))
+    if y.dtype._np.kind not in "iu":
+        # NumPy's float arange, written out (Numba's np.arange is a function it compiles
+        # in every process, and its values differ from NumPy's in the last bit): the
+        # count in float64, then first + i * (second - first) in the dtype.
+        dt, count = np_name(y.dtype), cg.fresh("n")
+        first, second = cg.assign(f"{dt}({s})"), cg.fresh()
+        cg.emit(f"{second} = {first} + {dt}({d})")
+        cg.emit(f"{count} = np.int64(np.ceil((np.float64({l}) - np.float64({first})) / "
+                f"np.float64({d})))")
+        out, index = cg.new_array(y, [f"{count} if {count} > 0 else 0"]), cg.fresh("i")
+        cg.emit(f"if {count} > 0:")
+        cg.emit(f"    {out}[0] = {first}")
+        cg.emit(f"if {count} > 1:")
+        cg.emit(f"    {out}[1] = {second}")
+        cg.emit(f"for {index} in range(2, {count}):")
+        cg.emit(f"    {out}[{index}] = {first} + {dt}({index}) * ({second} - {first})")
+        cg.output(node, out)
         return
     start, count, step = cg.assign(s), cg.fresh("n"), cg.assign(d)
     cg.emit(f"{count} = ({l} - {start} + {step} - 1) // {step} if {step} > 0 else "

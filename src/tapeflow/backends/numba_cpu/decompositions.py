@@ -124,7 +124,7 @@ def _triangular_solve(cg, node):
         dims = cg.dims(v)
         name = cg.contiguous(v)
         if tuple(v.shape[:-2]) != tuple(y._shape[:-2]) or None in v.shape[:-2]:
-            name = cg.assign(f"contiguous(np.broadcast_to({name}, "
+            name = cg.assign(f"contiguous(broadcast_view({name}, "
                              f"{tuple_expr(batch_dims + dims[-2:])}))")
         stacks.append(cg.assign(f"reshaped({name}, ({cg.product(batch_dims)}, "
                                 f"{dims[-2]}, {dims[-1]}))"))

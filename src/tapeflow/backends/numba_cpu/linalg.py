@@ -82,7 +82,7 @@ def _batch_matmul(cg, node):
                                    for j in range(vb))
         name = cg.array(v)
         if not full:
-            name = cg.assign(f"contiguous(np.broadcast_to({name}, "
+            name = cg.assign(f"contiguous(broadcast_view({name}, "
                                f"{tuple_expr(batch_dims + dims[-2:])}))")
         else:
             name = cg.contiguous(v)

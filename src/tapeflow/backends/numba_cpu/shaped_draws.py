@@ -44,7 +44,7 @@ def _stateless_gamma(cg, node):
     alpha_array = cg.contiguous(cg.val(alpha))
     if alpha._shape != tuple(node.attrs["shape"]):
         alpha_array = cg.assign(
-            f"contiguous(np.broadcast_to({alpha_array}, {tuple_expr(dims)}))")
+            f"contiguous(broadcast_view({alpha_array}, {tuple_expr(dims)}))")
     if isinstance(seed, Symbolic) or cg.nesting:
         # A seed known only when the kernel runs, or a draw that runs many times per call,
         # each from the seed's own generator: NumPy's kernel in object mode.

@@ -15,6 +15,7 @@ from . import array_helper as _array_jit
 from . import helper as _jit
 from . import inlined_helper as _inlined
 from .allocation import empty_array, full_array, zeros_array
+from .gemm import _blas_gemm_into
 from .scalar_math import exp_t, log_t, maximum, radd_fast
 from .views import c_order, c_view, cast_array, contiguous, copy_elements, reshaped
 
@@ -395,28 +396,35 @@ def bmm3(x, y, adj_x, adj_y):
     m = x.shape[2] if adj_x else x.shape[1]
     n = y.shape[1] if adj_y else y.shape[2]
     out = empty_array((batch, m, n), x.dtype)
-    step = m * n
-    for i in range(batch):  # one branch per case: each keeps its operands' layouts
-        if adj_x and adj_y:
-            copy_flat(out, i * step, _product(x[i].T, y[i].T))
-        elif adj_x:
-            copy_flat(out, i * step, _product(x[i].T, y[i]))
-        elif adj_y:
-            copy_flat(out, i * step, _product(x[i], y[i].T))
-        else:
-            copy_flat(out, i * step, _product(x[i], y[i]))
+    for i in range(batch):
+        _product_into(x[i], y[i], adj_x, adj_y, out[i])
     return out
 
 
-def _product(a, b):
-    return np.dot(a, b) if a.dtype.kind == "f" else matmul_loops(a, b)
+def _product_into(a, b, adj_a, adj_b, out):
+    out[...] = (a.T if adj_a else a) @ (b.T if adj_b else b)
 
 
-@overload(_product)
-def _product_impl(a, b):
-    if isinstance(a.dtype, types.Float):
-        return lambda a, b: np.dot(a, b)
-    return lambda a, b: matmul_loops(a, b)
+@overload(_product_into)
+def _product_into_impl(a, b, adj_a, adj_b, out):
+    if a.dtype in (types.float32, types.float64):
+        # NumPy's OpenBLAS, as eager matmul, not Numba's np.dot: that one compiles its own
+        # allocation and checks in each helper that calls it (0.3-0.7 s per layout).
+        def blas(a, b, adj_a, adj_b, out):
+            _blas_gemm_into(contiguous(a), contiguous(b), adj_a, adj_b, out)
+        return blas
+
+    def loops(a, b, adj_a, adj_b, out):  # one branch per case: each keeps its layouts
+        if adj_a and adj_b:
+            product = matmul_loops(a.T, b.T)
+        elif adj_a:
+            product = matmul_loops(a.T, b)
+        elif adj_b:
+            product = matmul_loops(a, b.T)
+        else:
+            product = matmul_loops(a, b)
+        copy_elements(out, product)
+    return loops
 
 
 @_array_jit
@@ -436,18 +444,6 @@ def det3(x):
     out = empty_array(x.shape[0], x.dtype)
     for i in range(x.shape[0]):
         out[i] = np.linalg.det(x[i])
-    return out
-
-
-@_array_jit
-def solve3(a, b, adjoint):
-    out = empty_array(b.shape, b.dtype)
-    step = b.shape[1] * b.shape[2]
-    for i in range(a.shape[0]):
-        if adjoint:
-            copy_flat(out, i * step, np.linalg.solve(contiguous(a[i].T), b[i]))
-        else:
-            copy_flat(out, i * step, np.linalg.solve(a[i], b[i]))
     return out
 
 
@@ -757,9 +753,9 @@ def searchsorted_rows(sorted_rows, value_rows, right):
     out = empty_array(value_rows.shape, np.int64)
     for r in range(value_rows.shape[0]):
         if right:
-            out[r] = np.searchsorted(sorted_rows[r], value_rows[r], side="right")
+            copy_elements(out[r], np.searchsorted(sorted_rows[r], value_rows[r], side="right"))
         else:
-            out[r] = np.searchsorted(sorted_rows[r], value_rows[r], side="left")
+            copy_elements(out[r], np.searchsorted(sorted_rows[r], value_rows[r], side="left"))
     return out
 
 

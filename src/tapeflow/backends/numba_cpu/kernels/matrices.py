@@ -1,16 +1,80 @@
 """Kernels of the decompositions and matrix-structure ops (ops/decompositions.py,
 ops/matrix.py), on stacks of matrices (batch, rows, cols): LAPACK through Numba's
-np.linalg where it serves (qr, svd, eigh, slogdet), loops where the op's own rules differ
+np.linalg where it serves (qr, svd, eigh, slogdet), LAPACK's gesv called directly for
+solve, loops where the op's own rules differ
 (Cholesky's NaN for a matrix that is not positive definite, triangular solves that read
 one triangle and divide by a zero pivot instead of raising)."""
 
 import numpy as np
+from llvmlite import ir
+from numba import config, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from . import array_helper as _array_jit
 from . import helper as _jit
 from .allocation import empty_array, zeros_array
 from .arrays import copy_flat, copy_into
+from .microgemm import array_data
 from .views import cast_array, contiguous, copy_of
+
+_LAPACK_KINDS = {"float32": ord("s"), "float64": ord("d")}
+
+
+@intrinsic
+def _gesv(typingctx, a, pivots, b):
+    """LAPACK's gesv on column-major data (as Numba's np.linalg.solve calls it, through
+    Numba's C helper of SciPy's LAPACK): solves in place, b (nrhs, n) becomes the
+    solution, a (n, n) its LU factors; returns LAPACK's info (> 0: a singular pivot)."""
+    if not (isinstance(a, types.Array) and isinstance(b, types.Array)
+            and str(a.dtype) in _LAPACK_KINDS and a.dtype == b.dtype):
+        return None
+    kind = _LAPACK_KINDS[str(a.dtype)]
+
+    def codegen(context, builder, signature, args):
+        i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+        ptr = ir.IntType(8).as_pointer()
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
+            i32, [i8, i64, i64, ptr, i64, ptr, ptr, i64]), "numba_xgesv")
+        rhs = context.make_array(b)(context, builder, args[2])
+        n, nrhs = cgutils.unpack_tuple(builder, rhs.shape, 2)[::-1]
+        data = [builder.bitcast(array_data(context, builder, t, v), ptr)
+                for t, v in zip(signature.args, args)]
+        return builder.call(fn, [i8(kind), n, nrhs, data[0], n, data[1], data[2], n])
+    return types.int32(a, pivots, b), codegen
+
+
+if config.DISABLE_JIT:  # kernels run as Python
+    def _gesv(a, pivots, b):
+        import scipy.linalg
+        lu, _, x, info = scipy.linalg.lapack.get_lapack_funcs("gesv", (a,))(a.T, b.T)
+        a[...], b[...] = lu.T, x.T
+        return info
+
+
+@_array_jit
+def solve3(a, b, adjoint):
+    """Each system a x = b (or a^T x = b) of the stacks, by LAPACK's gesv, as NumPy's
+    np.linalg.solve: not through Numba's, whose checks compile the formatting of their
+    messages (string joins and reprs: 4 s of this helper's first compile), and which
+    refuses NaN that NumPy passes on."""
+    batch, n, nrhs = b.shape
+    out = empty_array(b.shape, b.dtype)
+    lu = empty_array((n, n), a.dtype)  # C order of the transpose: LAPACK's column order
+    solution = empty_array((nrhs, n), b.dtype)
+    pivots = empty_array(n, np.int32)
+    for k in range(batch):
+        for i in range(n):
+            for j in range(n):
+                lu[j, i] = a[k, j, i] if adjoint else a[k, i, j]
+            for j in range(nrhs):
+                solution[j, i] = b[k, i, j]
+        if n > 0 and nrhs > 0 and _gesv(lu, pivots, solution) > 0:
+            raise np.linalg.LinAlgError("Matrix is singular to machine precision.")
+        for i in range(n):
+            for j in range(nrhs):
+                out[k, i, j] = solution[j, i]
+    return out
 
 
 @_array_jit
