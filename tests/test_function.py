@@ -2132,6 +2132,29 @@ def test_a_compiled_float_range_has_numpys_count_and_values(monkeypatch):
             assert got.dtype == want.dtype and got.shape == want.shape
             assert (got == want).all(), (bounds, dtype, got - want)
 
+def test_a_compiled_linspace_has_numpys_values(monkeypatch):
+    # NumPy's algorithm in the dtype: i * step + start, i / div * delta + start where the
+    # step is subnormal, and the end point exactly
+    from tapeflow.ops.creation import LINSPACE
+    from tapeflow.ops.registry import bind
+    monkeypatch.setattr(settings, "compile_mode", "sync")
+
+    def f(a, b, n):
+        return bind(LINSPACE, (a, b, n))
+
+    g = tf.function(f)
+    rng = np.random.default_rng(0)
+    cases = [(0.0, 1e-44, 5), (1.0, np.inf, 1), (2.0, 5.0, 0), (2.0, 5.0, 1)] + [
+        (rng.normal() * 10, rng.normal() * 10, int(rng.integers(2, 40))) for _ in range(20)]
+    for dtype in (tf.float32, tf.float64):
+        for a, b, n in cases:
+            args = (tf.constant(a, dtype), tf.constant(b, dtype), tf.constant(n))
+            want, got = f(*args).numpy(), g(*args).numpy()
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Number of samples, -1"):
+        g(tf.constant(1.0), tf.constant(2.0), tf.constant(-1))
+
 def test_tile_with_multiples_known_when_the_function_runs():
     x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
 

@@ -135,22 +135,28 @@ def test_generated_kernels_build_arrays_with_tapeflows_intrinsics():
     # identities: each of Numba's own is a function it compiles again in every process
     # (a transpose 3 s, a broadcast 0.3 s).
     import tapeflow as tf
+    from tapeflow.ops.creation import LINSPACE
+    from tapeflow.ops.registry import bind
 
     @tf.function
     def many(x, i):
+        tf.debugging.Assert(tf.reduce_all(x < 100.0), ["x is small"])
         top = tf.math.top_k(x, 2)
         return (tf.argmax(x, axis=1), tf.transpose(x), top.indices, tf.argsort(x),
                 tf.unique(i).idx, tf.random.stateless_uniform((3,), (1, 2), dtype=tf.float16),
                 tf.range(i[1], i[0] * 2, 2), tf.range(x[0, 1], x[0, 3], 0.5),
                 tf.eye(3, 4), tf.debugging.check_numerics(x[0, 0], "scalar"),
                 tf.matmul(tf.reshape(x, (3, 2, 2)), tf.ones((1, 2, 2))),
-                tf.linalg.triangular_solve(tf.reshape(x, (3, 2, 2)), tf.ones((1, 2, 1))))
+                tf.linalg.triangular_solve(tf.reshape(x, (3, 2, 2)), tf.ones((1, 2, 1))),
+                bind(LINSPACE, (x[0, 0], x[1, 1], i[0])))
 
     x = tf.constant(np.arange(12, dtype=np.float32).reshape(3, 4))
     source = many.get_concrete_function(x, tf.constant([3, 1, 3])).kernel_source
     kernel = ast.parse(source[source.index("@njit"):])
     assert not _numba_compiled_builds(kernel)
-    for numbas in ("np.arange", "np.eye", "np.broadcast_to", "np.array("):
+    for numbas in ("np.arange", "np.eye", "np.broadcast_to", "np.array(", "np.linspace",
+                   ".all()"):
         assert numbas not in source
+    assert "all_true(" in source  # the Assert is there
     assert not [call for call in ast.walk(kernel) if isinstance(call, ast.Call) and isinstance(
         call.func, ast.Attribute) and call.func.attr == "transpose"]

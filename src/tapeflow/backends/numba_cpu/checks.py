@@ -30,5 +30,5 @@ def _check_numerics(cg, node):
 def _assert(cg, node):
     condition = cg.val(node.inputs[0])
     code = cg.error("check", node, node.attrs["message"])
-    cg.emit(f"if not {_flat(cg, condition)}.all(): raise ValueError({code})")
+    cg.emit(f"if not all_true({_flat(cg, condition)}): raise ValueError({code})")
     cg.define(node.outputs[0], condition)

@@ -80,7 +80,22 @@ def _range(cg, node):
 
 @lowers(LINSPACE)
 def _linspace(cg, node):
+    # NumPy's linspace, in the dtype (not Numba's np.linspace: a function it compiles in
+    # every process, in float64, whose values differ in the last bit).
     s, e, n = (cg.scalar(cg.val(x)) for x in node.inputs)
     y = node.outputs[0]
-    cg.output(node, cg.assign(f"cast_array(np.linspace(np.float64({s}), np.float64({e}), "
-                               f"int({n})), {np_name(y.dtype)})"))
+    dt, count = np_name(y.dtype), cg.assign(f"np.int64({n})")
+    cg.emit(f"if {count} < 0: raise ValueError({cg.error('linspace_count', node)}, {count})")
+    first, last = cg.assign(f"{dt}({s})"), cg.assign(f"{dt}({e})")
+    delta, div = cg.assign(f"{last} - {first}"), cg.assign(f"{dt}({count} - 1)")
+    step, out, index = cg.assign(f"{delta} / {div}"), cg.new_array(y, [count]), cg.fresh("i")
+    cg.emit(f"for {index} in range({count}):")
+    cg.emit(f"    if {count} < 2:")
+    cg.emit(f"        {out}[{index}] = {dt}({index}) * {delta} + {first}")
+    cg.emit(f"    elif {step} == 0:  # NumPy's way with subnormal steps")
+    cg.emit(f"        {out}[{index}] = {dt}({index}) / {div} * {delta} + {first}")
+    cg.emit("    else:")
+    cg.emit(f"        {out}[{index}] = {dt}({index}) * {step} + {first}")
+    cg.emit(f"if {count} > 1:")
+    cg.emit(f"    {out}[{count} - 1] = {last}")
+    cg.output(node, out)

@@ -136,6 +136,7 @@ _MESSAGES = {
                     "(at {where})",
     "empty_list": "trying to pop from an empty list (at {where})",
     "range": "Requires delta != 0 and start <= limit when delta > 0 (at {where})",
+    "linspace_count": "Number of samples, {value}, must be non-negative. (at {where})",
     "slice_rank": "Expected begin and size arguments to be 1-D tensors of size {values[2]}, "
                   "but got shapes [{value}] and [{values[1]}] instead. (at {where})",
     "slice_empty": "Expected begin[{value}] == 0 (got {values[1]}) and size[{value}] == 0 "

@@ -33,7 +33,7 @@ def _parameterized(cg, node):
     dtype = node.outputs[0].dtype
     if dtype.is_integer:  # NaN, or a draw the dtype cannot hold: the NumPy kernel's error
         code = cg.error("check", node, poisson_overflow_message(dtype))
-        cg.emit(f"if not ({flat} < {integer_limit(dtype)!r}).all(): raise ValueError({code})")
+        cg.emit(f"if not all_true({flat} < {integer_limit(dtype)!r}): raise ValueError({code})")
     _shaped(cg, node, flat, [str(d) for d in shape] + cg.dims(parameter))
 
 

@@ -791,7 +791,17 @@ def unique_first(x):
     return values, index, counts
 
 
-# -- CheckNumerics (ops/checks.py) --------------------------------------------------------------
+# -- CheckNumerics and Assert (ops/checks.py) -----------------------------------------------------
+
+@_array_jit
+def all_true(flat):
+    """Whether every element of the 1-D `flat` is true (nonzero): Numba's .all() is a
+    function it compiles in every process."""
+    for i in range(flat.size):
+        if not flat[i]:
+            return False
+    return True
+
 
 @_array_jit
 def nonfinite_kind(flat):
