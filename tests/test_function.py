@@ -2132,6 +2132,7 @@ def test_a_compiled_float_range_has_numpys_count_and_values(monkeypatch):
             assert got.dtype == want.dtype and got.shape == want.shape
             assert (got == want).all(), (bounds, dtype, got - want)
 
+
 def test_a_compiled_linspace_has_numpys_values(monkeypatch):
     # NumPy's algorithm in the dtype: i * step + start, i / div * delta + start where the
     # step is subnormal, and the end point exactly
@@ -2154,6 +2155,28 @@ def test_a_compiled_linspace_has_numpys_values(monkeypatch):
             np.testing.assert_array_equal(got, want)
     with pytest.raises(tf.errors.InvalidArgumentError, match="Number of samples, -1"):
         g(tf.constant(1.0), tf.constant(2.0), tf.constant(-1))
+
+def test_linspace_with_a_count_known_when_the_function_runs(monkeypatch):
+    monkeypatch.setattr(settings, "compile_mode", "sync")
+    start, stop = tf.constant([0.0, 1.0]), tf.constant([1.0, 3.0])
+
+    def value_and_grad(f, n):
+        with tf.GradientTape() as tape:
+            tape.watch([start, stop])
+            values = f(start, stop, n)
+            y = tf.reduce_sum(values * values)
+        return values, tape.gradient(y, [start, stop])
+
+    def f(a, b, n):
+        return tf.linspace(a, b, n, axis=-1)
+
+    g = tf.function(f)
+    for n in (5, 2, 1, 0):
+        assert_same(value_and_grad(g, tf.constant(n)), value_and_grad(f, n))
+    assert g.experimental_get_tracing_count() == 1
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Range"):
+        g(start, stop, tf.constant(-1))
+
 
 def test_tile_with_multiples_known_when_the_function_runs():
     x = tf.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])

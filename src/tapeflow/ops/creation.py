@@ -1,5 +1,6 @@
 """Ops that create tensors from shapes and scalars: zeros, ones, fill, eye, linspace, range."""
 
+import builtins
 import math
 import os
 
@@ -7,7 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import InvalidArgumentError, ResourceExhaustedError
-from ..tensor import Tensor, _Operators, convert_to_tensor, wrap
+from ..tensor import Tensor, _Operators, convert_to_tensor, is_symbolic, wrap
 from . import rules
 from .registry import OpDef, bind, register
 
@@ -269,13 +270,15 @@ def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name
 
 
 def _count(num):
-    """`num` as a Python int; TensorFlow converts it to an integer tensor, so a float (or
-    bool) count is a TypeError."""
-    dtype = (num if isinstance(num, _Operators) else convert_to_tensor(num)).dtype
-    if not dtype.is_integer:
+    """`num` as a Python int, or as an int64 tensor of a graph being traced (its value
+    comes when the graph runs); TensorFlow converts it to an integer tensor, so a float
+    (or bool) count is a TypeError."""
+    from .elementwise import cast
+    tensor = convert_to_tensor(num)
+    if not tensor.dtype.is_integer:
         raise TypeError(f"Argument `tensor` (name: num) must be of type integer. Received "
-                        f"`tensor` = {num} of dtype: {dtype.name}")
-    return int(num)
+                        f"`tensor` = {num} of dtype: {tensor.dtype.name}")
+    return cast(tensor, dtypes.int64) if is_symbolic(tensor) else int(tensor)
 
 
 def linspace(start, stop, num, name=None, axis=0):
@@ -307,6 +310,8 @@ def linspace(start, stop, num, name=None, axis=0):
         stop = stop + zeros_like(diff)
     first, last = expand_dims(start, axis), expand_dims(stop, axis)
     axis %= len(first._shape)
+    if is_symbolic(n):
+        return _spaced_by_tensor(first, last, diff, n, axis)
     steps = max(n - 1, 1)  # n = 0 and 1 take a slice of [start, stop] below
     delta = expand_dims(diff, axis) / convert_to_tensor(steps, dtype=start.dtype)
     first, last = cast(first, delta.dtype), cast(last, delta.dtype)
@@ -318,6 +323,23 @@ def linspace(start, stop, num, name=None, axis=0):
     if n < 2:
         values = values[(slice(None),) * axis + (slice(0, n),)]
     return values
+
+
+def _spaced_by_tensor(first, last, diff, n, axis):
+    """linspace's values for a count `n` known only when the graph runs (an int64
+    tensor): the same ops, their sizes computed from `n`, so the length along `axis` is
+    unknown to the trace."""
+    from .elementwise import cast, maximum, where
+    from .shape import concat, expand_dims, reshape, stack
+    steps = maximum(n - 1, 1)
+    delta = expand_dims(diff, axis) / cast(steps, first.dtype)
+    first, last = cast(first, delta.dtype), cast(last, delta.dtype)
+    inner = cast(range(1, where(n >= 0, steps, -1), dtype=dtypes.int64), delta.dtype)
+    one = convert_to_tensor(1, dtype=dtypes.int64)
+    inner_shape = stack([maximum(n - 2, 0) if i == axis else one
+                         for i in builtins.range(len(first._shape))])
+    values = concat([first, first + delta * reshape(inner, inner_shape), last], axis)
+    return values[(slice(None),) * axis + (slice(0, n),)]
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
