@@ -70,17 +70,6 @@ same file, whatever the shapes, so its compiled code (in __pycache__, signed) is
 _JIT = ('@njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True, '
         'pipeline_class=KernelCompiler)')
 
-_helper_modules = None
-
-
-def _helpers():
-    """{helper name: the module of kernels/ that defines it} for generated imports."""
-    global _helper_modules
-    if _helper_modules is None:
-        from . import kernels
-        _helper_modules = kernels.helper_names()
-    return _helper_modules
-
 
 def assemble(cg):
     """The module text, the text shown for it (names.py) and the kernel's parameters, in
@@ -107,7 +96,7 @@ def assemble(cg):
     for function in repeated:
         functions += [_JIT, *raises.as_calls(function.lines), "", ""]
     text = "\n".join(names.module_lines(functions + body))
-    helpers = _helpers()
+    helpers = cache.helper_names()
     by_module = {}
     for name in sorted(set(re.findall(r"\b([A-Za-z_]\w*)\(", text)) & helpers.keys()):
         by_module.setdefault(helpers[name], []).append(name)

@@ -14,6 +14,7 @@ numba and llvmlite versions. The directory itself is cache_store.py's job.
 
 import contextlib
 import hashlib
+import json
 import os
 import sys
 import threading
@@ -31,40 +32,94 @@ _importers = {}  # module name -> how many compiles need it importable now
 
 
 def _helper_sources():
-    """The text of every module of kernels/ (the helpers' jit options included)."""
-    import importlib
-
+    """The text of every module of kernels/ (the helpers' jit options included), read
+    from their files without importing them: a kernel loaded from the cache without
+    Numba (native_loader.py) needs its key, and importing them imports Numba."""
     from ...ops import candidate_sampling, shaped_draws
-    from . import helper_symbols, kernels
+    from . import kernels
     from .kernels import numpy_blas
+    here, helpers = os.path.dirname(__file__), os.path.dirname(kernels.__file__)
     # The op modules whose values kernels/draws.py compiles in: the samplers' order
     # (kernels name a sampler by its position) and the Poisson limit.
-    modules = [kernels, helper_symbols, candidate_sampling, shaped_draws] + [
-        importlib.import_module(f"{kernels.__name__}.{name}") for name in kernels.SOURCE_MODULES]
+    paths = [kernels.__file__, os.path.join(here, "helper_symbols.py"),
+             candidate_sampling.__file__, shaped_draws.__file__] + [
+        os.path.join(helpers, f"{name}.py") for name in kernels.SOURCE_MODULES]
     parts = []
-    for module in modules:
-        with open(module.__file__, "rb") as f:
+    for path in paths:
+        with open(path, "rb") as f:
             parts.append(f.read())
     # Kernels link to NumPy's bundled BLAS by symbol name: a NumPy upgrade recompiles.
     parts.append(f"numpy {numpy_blas.np.__version__} {numpy_blas.LIBRARY}".encode())
     return b"\0".join(parts)
 
 
+def installed_version(package):
+    """The version of an installed distribution, from its `.dist-info` folder's name
+    beside the package (a millisecond, where importlib.metadata takes tens, and
+    importing Numba for its __version__ a tenth of a second); the package's own
+    __version__ where that folder is not found or not alone."""
+    import glob
+    import importlib
+    import importlib.util
+    spec = importlib.util.find_spec(package)
+    if spec is not None and spec.origin:
+        site = os.path.dirname(os.path.dirname(spec.origin))
+        found = glob.glob(os.path.join(glob.escape(site), f"{package}-*.dist-info"))
+        if len(found) == 1:
+            return os.path.basename(found[0])[len(package) + 1:-len(".dist-info")]
+    return importlib.import_module(package).__version__
+
+
 def salt():
     """The part of every key that does not depend on the graph."""
     global _salt
     if _salt is None:
-        import llvmlite
-        import numba
-
         from ...version import __version__
         h = hashlib.sha256()
-        for part in (f"tapeflow {__version__}", f"numba {numba.__version__}",
-                     f"llvmlite {llvmlite.__version__}"):
+        for part in (f"tapeflow {__version__}", f"numba {installed_version('numba')}",
+                     f"llvmlite {installed_version('llvmlite')}"):
             h.update(part.encode() + b"\0")
         h.update(_helper_sources())
         _salt = h.digest()
     return _salt
+
+
+def helpers_folder():
+    """The folder of the cache directory that holds what all kernels share (the helpers'
+    machine code, their names), for this salt."""
+    return os.path.join(cache_store.directory(), f"tapeflow_helpers_{salt().hex()[:16]}")
+
+
+_helper_names = {}  # helpers folder -> helper_names()
+
+
+def helper_names():
+    """{name: module} of the functions generated kernels import from kernels/
+    (kernels.helper_names), kept in the helpers' folder of the cache directory: finding
+    them imports every helper module, and with them Numba, which a warm process that
+    loads its kernels without Numba (native_loader.py) does not otherwise need."""
+    folder = helpers_folder()
+    names = _helper_names.get(folder)
+    if names is not None:
+        return names
+    from . import kernels
+    path = os.path.join(folder, "helper_names.json")
+    modules = {f"{kernels.__name__}.{short}" for short in kernels.HELPER_MODULES}
+    body = cache_store.read_signed(path)
+    try:
+        names = json.loads(body) if body is not None else None
+    except ValueError:
+        names = None
+    if not (isinstance(names, dict) and all(
+            isinstance(k, str) and k.isidentifier() and v in modules for k, v in names.items())):
+        names = kernels.helper_names()
+        try:
+            cache_store.make_private_dir(folder)
+            cache_store.write_signed(path, json.dumps(names, sort_keys=True).encode())
+        except OSError:
+            pass  # found again by the next process
+    _helper_names[folder] = names
+    return names
 
 
 def key(source):

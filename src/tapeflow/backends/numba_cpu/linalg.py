@@ -23,17 +23,16 @@ def _microgemm_may_pay(node):
     """Whether a product may go to microgemm at run time: float32, and a size that is
     unknown or large enough. The others call OpenBLAS only, so their kernels neither
     wait for microgemm's compile nor link to it."""
-    from .kernels import microgemm
+    from .kernels import gemm_shape
     y = node.outputs[0]
-    if y.dtype._np != np.float32 or not microgemm.ENABLED:
+    if y.dtype._np != np.float32 or not gemm_shape.ENABLED:
         return False
     a = node.inputs[0]
     depth = a._shape[-2] if node.attrs["transpose_a"] else a._shape[-1]
     m, n = y._shape
     if None in (m, n, depth):
         return True
-    from .kernels.gemm import microgemm_pays
-    return microgemm_pays.py_func(m, n, depth)
+    return gemm_shape.pays(m, n, depth)
 
 
 @lowers(MATMUL)
@@ -42,7 +41,7 @@ def _matmul(cg, node):
     y = node.outputs[0]
     an, bn = cg.contiguous(a), cg.contiguous(b)
     _check_inner_dims(cg, node, a, b, node.attrs["transpose_a"], node.attrs["transpose_b"])
-    from .kernels import numpy_blas  # here: kernels/ loads Numba, which the first compile needs
+    from .kernels import numpy_blas
     if numpy_blas.LIBRARY and y.dtype._np in numpy_blas.SYMBOLS:
         ta, tb = bool(node.attrs["transpose_a"]), bool(node.attrs["transpose_b"])
         helper = "gemm" if _microgemm_may_pay(node) else "blas_gemm"

@@ -7,7 +7,6 @@ views of arrays, indexing (unchecked) and the checks, which name their node them
 A store followed only by such code gives its place to the next node's store.
 """
 
-import functools
 import re
 
 import numpy as np
@@ -36,7 +35,7 @@ def _quiet(name):
     return name in _QUIET or name.startswith("math.") or name in _scalar_helpers()
 
 
-@functools.cache
 def _scalar_helpers():
-    from . import kernels
-    return frozenset(kernels.helper_names(_SCALAR_MODULES))
+    from . import cache
+    return frozenset(name for name, module in cache.helper_names().items()
+                     if module.rpartition(".")[2] in _SCALAR_MODULES)

@@ -9,13 +9,11 @@ Every module here is part of every generated kernel's cache key (numba_cpu/cache
 editing one invalidates the compiled kernels.
 """
 
-from numba import njit
-
 # The modules whose public functions generated kernels import by name.
 HELPER_MODULES = ("scalar_math", "special_math", "arrays", "gemm", "matrices", "windows",
                   "segments", "philox", "fourier", "draws", "allocation", "views", "failures")
 # Every module whose source the compiled kernels depend on.
-SOURCE_MODULES = HELPER_MODULES + ("microgemm", "numpy_blas")
+SOURCE_MODULES = HELPER_MODULES + ("microgemm", "gemm_shape", "numpy_blas")
 
 
 def helper_names(short_names=HELPER_MODULES):
@@ -34,13 +32,17 @@ def helper_names(short_names=HELPER_MODULES):
 
 def helper(fn):
     """Every helper: nopython, the NumPy error model (x / 0 is inf, not an exception),
-    and no C-callable wrapper (kernels call helpers natively; compiling it was waste)."""
+    and no C-callable wrapper (kernels call helpers natively; compiling it was waste).
+    Numba is imported here, not with the package: numpy_blas is needed without it
+    (native_loader.py)."""
+    from numba import njit
     return njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True,
                 fastmath={"contract"})(fn)
 
 
 def inlined_helper(fn):
     """A helper whose code is put into each caller before typing: no compile of its own."""
+    from numba import njit
     return njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True,
                 fastmath={"contract"}, inline="always")(fn)
 

@@ -9,8 +9,8 @@ from numba.extending import intrinsic, overload
 
 from .. import helper_symbols
 from . import array_helper as _array_jit
+from . import gemm_shape, microgemm, numpy_blas
 from . import inlined_helper as _inlined
-from . import microgemm, numpy_blas
 from .allocation import empty_array
 from .views import contiguous, reshaped
 
@@ -63,13 +63,7 @@ if config.DISABLE_JIT:  # _cblas_gemm as Python (microgemm is off: microgemm.ENA
         c[...] = (a.T if trans_a == 112 else a) @ (b.T if trans_b == 112 else b)
 
 
-@_inlined
-def microgemm_pays(m, n, k):
-    """Whether microgemm beats OpenBLAS (on one thread) on a float32 product of this size:
-    its tiles must be mostly full (measured: it loses below about 64 x 64 x 64, and on
-    products fewer than two tiles wide)."""
-    return (microgemm.ENABLED and m >= 4 * microgemm.ROWS and n >= 2 * microgemm.WIDTH
-            and m * n * k >= 1 << 20)
+microgemm_pays = _inlined(gemm_shape.pays)
 
 
 @_inlined

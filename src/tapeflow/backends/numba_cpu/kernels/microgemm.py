@@ -26,44 +26,15 @@ import ctypes
 
 import numpy as np
 from llvmlite import binding, ir
-from numba import carray, config, njit, types
+from numba import carray, njit, types
 from numba.core import cgutils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.extending import intrinsic
 
 from ..helper_symbols import symbol_provider
 from .allocation import empty_array, zeros_array
+from .gemm_shape import DEPTH, ENABLED, LANES, ROWS, VECTOR_BYTES, VECTORS, WIDTH  # noqa: F401
 
-
-def _target_features():
-    """The CPU features Numba compiles for: the host's, unless NUMBA_CPU_FEATURES names
-    others."""
-    if config.CPU_FEATURES is None:
-        return {name for name, on in binding.get_host_cpu_features().items() if on}
-    return {flag[1:] for flag in config.CPU_FEATURES.split(",") if flag.startswith("+")}
-
-
-def _vector_bytes():
-    """The width of the vector registers the micro-kernel is built for, and whether it is
-    used at all: with AVX-512 it beats OpenBLAS; with AVX2 OpenBLAS's kernel was 5%
-    faster (501 against 480 us on the MLP's x @ W, measured by hand on an AVX-512 machine
-    with OPENBLAS_CORETYPE=Haswell and NUMBA_CPU_FEATURES without AVX-512), so BLAS keeps
-    the product there, and the kernel is built (and tested) with 32-byte vectors all the
-    same."""
-    if "avx512f" in _target_features():
-        return 64, True
-    return 32, False
-
-
-VECTOR_BYTES, ENABLED = _vector_bytes()
-ENABLED = ENABLED and not config.DISABLE_JIT  # its tiles are intrinsics: compiled code only
-LANES = VECTOR_BYTES // 4  # float32 lanes in one vector
-# ROWS x VECTORS accumulators, plus the panel's VECTORS vectors and one broadcast, must
-# fit the register file: 32 registers with AVX-512, 16 with AVX2.
-ROWS = 8 if VECTOR_BYTES == 64 else 6
-VECTORS = 2
-DEPTH = 256  # a float32 panel (256 x 32) is 32 KiB: it stays in L1 beside a's rows
-WIDTH = VECTORS * LANES  # the columns of one tile and one panel
 _VEC = ir.VectorType(ir.FloatType(), LANES)
 
 
@@ -279,7 +250,7 @@ def entry(a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
 _entry_point = None
 
 
-@symbol_provider
+@symbol_provider(SYMBOL)
 def register():
     """Compiles the product as a C function (or loads it from the cache) and gives LLVM
     its address under SYMBOL. Kernels call it by that name, so they link to it instead of
