@@ -72,7 +72,9 @@ args = (tf.constant(x), tf.constant(labels))
 # load, and the helpers' compiles (kernels/: each compiled once per signature and cache
 # directory, then loaded from it), each inclusive of what it compiles in turn. The clock
 # starts before the timing's own imports of Numba and of kernels/: `import tapeflow`
-# imports neither, and a first compiled call imports both.
+# imports neither, and a first compile imports both. The warm run times nothing inside
+# (INSTRUMENT false): its kernel loads without Numba, and it reports whether Numba was
+# imported all the same.
 _FIRST_CALL = """
 import time
 _start = time.perf_counter()
@@ -80,38 +82,43 @@ import tapeflow
 _imported = time.perf_counter()
 {setup}
 _start_call, _start_cpu = time.perf_counter(), time.process_time()
-import functools
-from numba.core import event
-from tapeflow.backends.numba_cpu.kernels import microgemm
-_numba_imported = time.perf_counter()
-_register, _matrix, _helpers = microgemm.register, [0.0], [0.0]
-@functools.wraps(_register)  # its marks too: a cached kernel's load asks for them
-def _timed_register():
-    start = time.perf_counter()
-    try:
-        return _register()
-    finally:
-        _matrix[0] += time.perf_counter() - start
-microgemm.register = _timed_register
-class _HelperCompiles(event.Listener):
-    def __init__(self):
-        self.open = []  # the compiles in progress: (helper or matrix kernel?, start)
-    def on_start(self, ev):
-        module = ev.data["dispatcher"].py_func.__module__
-        one_time = module.startswith(microgemm.__package__)
-        self.open.append((one_time, time.perf_counter()))
-        if one_time and module == microgemm.__name__:
-            self.open[-1] = (True, None)  # timed as the matrix kernel's
-    def on_end(self, ev):
-        one_time, start = self.open.pop()
-        if one_time and start is not None and not any(t for t, _ in self.open):
-            _helpers[0] += time.perf_counter() - start
-event.register("numba:compile", _HelperCompiles())
+_matrix, _helpers = [0.0], [0.0]
+if INSTRUMENT:
+    import functools
+    from numba.core import event
+    from tapeflow.backends.numba_cpu.kernels import microgemm
+    _numba_imported = time.perf_counter()
+    _register = microgemm.register
+    @functools.wraps(_register)  # its marks too: a cached kernel's load asks for them
+    def _timed_register():
+        start = time.perf_counter()
+        try:
+            return _register()
+        finally:
+            _matrix[0] += time.perf_counter() - start
+    microgemm.register = _timed_register
+    class _HelperCompiles(event.Listener):
+        def __init__(self):
+            self.open = []  # the compiles in progress: (helper or matrix kernel?, start)
+        def on_start(self, ev):
+            module = ev.data["dispatcher"].py_func.__module__
+            one_time = module.startswith(microgemm.__package__)
+            self.open.append((one_time, time.perf_counter()))
+            if one_time and module == microgemm.__name__:
+                self.open[-1] = (True, None)  # timed as the matrix kernel's
+        def on_end(self, ev):
+            one_time, start = self.open.pop()
+            if one_time and start is not None and not any(t for t, _ in self.open):
+                _helpers[0] += time.perf_counter() - start
+    event.register("numba:compile", _HelperCompiles())
+else:  # a warm cache: nothing here may import Numba
+    _numba_imported = _start_call
 fn(*args)
 _done, _done_cpu = time.perf_counter(), time.process_time()
 print(json.dumps({{"import": _imported - _start, "first": _done - _start_call,
                   "first cpu": _done_cpu - _start_cpu, "matrix": _matrix[0],
-                  "helpers": _helpers[0], "numba import": _numba_imported - _start_call}}))
+                  "helpers": _helpers[0], "numba import": _numba_imported - _start_call,
+                  "numba loaded": "numba" in sys.modules}}))
 """
 
 _JAX_FIRST_CALL = """
@@ -242,14 +249,16 @@ def first_calls(case, **constants):
     new graph in the same directory, then the first graph again (warm)."""
     script = _FIRST_CALL.format(setup=_SETUP[case])
     with tempfile.TemporaryDirectory() as cache_dir:
-        empty = _run_script(script, cache_dir, EXTRA_OP=False, **constants)
-        new_graph = _run_script(script, cache_dir, EXTRA_OP=True, **constants)
-        warm = _run_script(script, cache_dir, EXTRA_OP=False, **constants)
+        empty = _run_script(script, cache_dir, EXTRA_OP=False, INSTRUMENT=True, **constants)
+        new_graph = _run_script(script, cache_dir, EXTRA_OP=True, INSTRUMENT=True,
+                                **constants)
+        warm = _run_script(script, cache_dir, EXTRA_OP=False, INSTRUMENT=False, **constants)
     return {"empty": empty["first"], "matrix": empty["matrix"], "helpers": empty["helpers"],
             "numba import": empty["numba import"],
             "new graph": new_graph["first"], "warm": warm["first"],
             "warm import": warm["import"], "empty cpu": empty["first cpu"],
-            "new graph cpu": new_graph["first cpu"], "warm cpu": warm["first cpu"]}
+            "new graph cpu": new_graph["first cpu"], "warm cpu": warm["first cpu"],
+            "warm numba": float(warm["numba loaded"])}
 
 
 def jax_first_call(case):
@@ -312,7 +321,9 @@ def _first_call_rows(name, times, jax_seconds=None, target=""):
                    f"and its kernel: one-time kernels cached; {target}"),
             Result(f"{name}, warm cache", "tapeflow fn", times["warm"], times["empty"],
                    f"CPU {times['warm cpu']:.2f} s; new process; import "
-                   f"{times['warm import']:.2f} s before it, Numba's in it")]
+                   f"{times['warm import']:.2f} s before it; "
+                   + ("Numba imported in it" if times["warm numba"] else
+                      "Numba not imported (native_loader)"))]
     if times["matrix"] > 0.01:
         rows.insert(2, Result(f"{name}, empty cache", "matrix kernel", times["matrix"],
                               times["empty"], "one-time, per cache dir: shared by all kernels"))

@@ -22,13 +22,15 @@ with warnings.catch_warnings(record=True) as caught:
     concrete = f.get_concrete_function(x)
     compiled = concrete.wait_compiled()
     again = f(x).numpy().tolist()
-from numba.core.dispatcher import Dispatcher
+import importlib
 from tapeflow.backends.numba_cpu import kernels
+numba_used = "numba" in sys.modules  # a kernel loaded from its bundle needs no Numba
+from numba.core.dispatcher import Dispatcher
 helpers = [d for name in kernels.HELPER_MODULES
-           for d in vars(sys.modules[f"{kernels.__name__}.{name}"]).values()
+           for d in vars(importlib.import_module(f"{kernels.__name__}.{name}")).values()
            if isinstance(d, Dispatcher)]
 print(json.dumps({
-    "first": first, "again": again, "compiled": compiled,
+    "first": first, "again": again, "compiled": compiled, "numba_used": numba_used,
     "helpers_loaded": sum(sum(d._cache_hits.values()) for d in helpers),
     "helpers_compiled": sum(sum(d._cache_misses.values()) for d in helpers),
     "key": concrete._compilation.kernel.cache_key if compiled else None,

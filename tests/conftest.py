@@ -52,3 +52,11 @@ def _tapeflow_warning_filter():
     from tapeflow.ops.registry import quiet_numpy_warnings
     quiet_numpy_warnings()
     yield
+
+
+@pytest.fixture
+def numba_dispatchers(monkeypatch):
+    """Kernels compiled or loaded by Numba, never from their bundle (native_loader.py),
+    for tests that inspect Numba's dispatcher."""
+    from tapeflow.backends.numba_cpu import native_loader
+    monkeypatch.setattr(native_loader, "kernel", lambda digest, signature: None)

@@ -6,6 +6,7 @@ into one graph where they can be.
 """
 
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -71,7 +72,7 @@ def benchmark(x):
 
 # -- fusion and the generated source ----------------------------------------------------------
 
-def test_benchmark_and_its_gradient_are_one_fused_loop_each():
+def test_benchmark_and_its_gradient_are_one_fused_loop_each(numba_dispatchers):
     g = Graph("grad")
     with tracing(g):
         x = g.placeholder((10_000,), F32)
@@ -266,9 +267,10 @@ def test_a_second_process_loads_the_machine_code_from_the_cache():
             x = g.placeholder((4,), tf.float32)
             g.outputs = [tf.reduce_sum(tf.exp(x) * 3.0)]
         c = compile_graph(g)
-        stats = c._kernel.stats
-        print(json.dumps([c.cache_key, sum(stats.cache_hits.values()),
-                          sum(stats.cache_misses.values())]))
+        stats = getattr(c._kernel, "stats", None)  # None: loaded without Numba
+        print(json.dumps([c.cache_key, "numba" in sys.modules,
+                          stats and sum(stats.cache_hits.values()),
+                          stats and sum(stats.cache_misses.values())]))
     """)
     env = dict(os.environ)
     results = []
@@ -278,9 +280,12 @@ def test_a_second_process_loads_the_machine_code_from_the_cache():
         assert out.returncode == 0, out.stderr
         results.append(out.stdout.strip().splitlines()[-1])
     import json
-    (key1, hits1, misses1), (key2, hits2, misses2) = map(json.loads, results)
+    (key1, _, _, _), (key2, numba2, hits2, misses2) = map(json.loads, results)
     assert key1 == key2
-    assert hits2 >= 1 and misses2 == 0, (hits1, misses1, hits2, misses2)
+    if sys.platform.startswith("linux") and platform.machine() in ("x86_64", "aarch64"):
+        assert not numba2 and hits2 is None  # its bundle, without Numba (native_loader.py)
+    else:
+        assert hits2 >= 1 and misses2 == 0, (hits2, misses2)
 
 
 def test_kernels_copy_arrays_without_numbas_array_assignment(tmp_path):
@@ -606,7 +611,7 @@ def test_scalar_loop_variables_and_branch_results_stay_numba_scalars():
         assert_matches(run(compiled, xv, np.int32(n)), eager(fn, xv, np.int32(n)))
 
 
-def test_gradient_through_a_while_loop_uses_its_history():
+def test_gradient_through_a_while_loop_uses_its_history(numba_dispatchers):
     def fn(x):
         with tf.GradientTape() as tape:
             tape.watch(x)

@@ -47,7 +47,7 @@ def data(rows):
 SPECS = (((None, 2, 4), tf.float32), ((3, 3), tf.float32), ((4, 3), tf.float32))
 
 
-def test_the_steps_of_an_unrolled_loop_compile_once_and_run_in_a_loop():
+def test_the_steps_of_an_unrolled_loop_compile_once_and_run_in_a_loop(numba_dispatchers):
     compiled = compile_graph(trace(rnn_gradient, *SPECS))
     module = compiled._kernel.py_func.__globals__
     steps = sorted(name for name in module if name.startswith("repeated_"))

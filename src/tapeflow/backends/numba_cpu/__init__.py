@@ -12,6 +12,10 @@ run with a fresh `counter` (ops/random.py), and the draws are passed in as array
 inside branches and loops, and those shaped by a tensor (gamma, Poisson), draw in the
 kernel, from a Generator passed in per call (its stream), as Numba's Generator draws
 NumPy's numbers.
+
+A kernel already in the cache directory is loaded from its bundle without importing
+Numba (native_loader.py); machine.py compiles or loads the rest with Numba, and writes
+their bundles.
 """
 
 import re
@@ -39,6 +43,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     loops,
     machine,
     names,
+    native_loader,
     nn,
     outline,
     pooling,
@@ -133,8 +138,12 @@ def compile_graph(graph):
     """
     prepared = _prepared_elsewhere.pop(graph, None) or _prepared(graph)
     optimized, cg, output_specs, assigned, source, shown, params, digest = prepared
-    types = [machine.argument_type(p.kind, p.dtype, p.ndim) for p in params]
-    module = machine.machine_code(source, digest, types)
+    signature = machine.signature(params)
+    kernel = native_loader.kernel(digest, signature)  # a warm cache, without Numba
+    if kernel is not None:
+        return CompiledGraph(optimized, kernel, params, cg, output_specs, assigned, shown,
+                             digest, module_source=source)
+    module = machine.machine_code(source, digest, signature)
     try:
         compiled = CompiledGraph(optimized, module.kernel, params, cg, output_specs,
                                  assigned, shown, digest, module_source=source)

@@ -18,13 +18,10 @@ tapeflow from where this process did.
 
 import atexit
 import glob
-import json
 import os
 import subprocess
 import sys
 import threading
-
-import numpy as np
 
 from ... import cache_store
 from . import cache, machine
@@ -53,7 +50,7 @@ def compiled(source, digest, params):
     if getattr(sys, "frozen", False) or not sys.executable:
         return False  # no interpreter to start (a frozen application would start itself)
     folder = os.path.dirname(cache.write(source, digest))
-    signature = json.dumps([[p.kind, np.dtype(p.dtype).str, int(p.ndim)] for p in params])
+    signature = machine.signature(params)
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))))
     env = dict(os.environ, TAPEFLOW_CACHE_DIR=folder, PYTHONPATH=os.pathsep.join(
@@ -115,9 +112,7 @@ def _main(digest, signature):
         return 2
     if cache.key(source) != digest:
         return 2
-    types = [machine.argument_type(kind, dtype, ndim)
-             for kind, dtype, ndim in json.loads(signature)]
-    machine.machine_code(source, digest, types)
+    machine.machine_code(source, digest, signature)
     return 0
 
 

@@ -4,25 +4,13 @@ operand is transposed on the way in and the result on the way out. The window's
 geometry is computed while compiling (the spatial sizes are known then) and passed in
 as run-time ints, so graphs that differ only in shapes share their code."""
 
-import numpy as np
-
 from ...ops.convolution import (CONV2D, CONV2D_BACKPROP_FILTER, CONV2D_BACKPROP_INPUT,
                                 kernel_geometry)
 from .generator import lowers
 from .text import tuple_expr
 
-
 _KERNELS = {CONV2D: "conv2d_nhwc", CONV2D_BACKPROP_INPUT: "conv2d_input_grad_nhwc",
             CONV2D_BACKPROP_FILTER: "conv2d_filter_grad_nhwc"}
-
-
-def _link_microgemm(node):
-    """A float32 convolution's kernel calls microgemm's product by its symbol, which
-    must be known to LLVM before the kernel (or a helper loaded from the disk cache)
-    is linked, as compile_graph does for the kernels that call gemm."""
-    from .kernels import microgemm
-    if node.outputs[0].dtype._np == np.float32 and microgemm.ENABLED:
-        microgemm.register()
 
 
 def nhwc(cg, v, data_format):
@@ -64,6 +52,5 @@ def _convolution(cg, node):
         args = [nhwc(cg, first, fmt), nhwc(cg, second, fmt)]
         args += cg.runtime_ints(filter_shape[:3])
     geo = kernel_geometry(node.op.name, image, filter_shape, node.attrs)
-    _link_microgemm(node)
     out = cg.assign(f"{_KERNELS[node.op]}({', '.join(args)}, {geometry_expr(cg, geo)})")
     cg.output(node, out if node.op is CONV2D_BACKPROP_FILTER else from_nhwc(cg, out, fmt))

@@ -29,12 +29,15 @@ _PROVIDER = "_tapeflow_symbol_provider"
 _called = weakref.WeakKeyDictionary()
 
 
-def symbol_provider(fn):
-    """Marks a function of kernels/ that gives LLVM a symbol machine code calls by name
-    (microgemm.register): a library that calls the symbol records it (`requires`), and
-    loading that library from the cache calls the function first."""
-    setattr(fn, _PROVIDER, True)
-    return fn
+def symbol_provider(symbol_name):
+    """Marks a function of kernels/ that gives LLVM `symbol_name`, a symbol machine code
+    calls by name, and returns the compiled function behind it (microgemm.register): a
+    library that calls the symbol records it (`requires`), and loading that library
+    from the cache calls the function first."""
+    def mark(fn):
+        setattr(fn, _PROVIDER, symbol_name)
+        return fn
+    return mark
 
 
 def requires(context, provider):
@@ -108,6 +111,12 @@ def _call(name, fndesc, requirement):
     return call
 
 
+def loaded(library, required):
+    """Records that `library`, loaded from the cache, calls what `required` (its
+    `requirements` when it was compiled) lists."""
+    _called.setdefault(library, set()).update(required)
+
+
 def requirements(library):
     """The helpers `library` and the libraries linked into it call by symbol."""
     found, seen, pending = set(), set(), [library]
@@ -119,6 +128,19 @@ def requirements(library):
         found |= _called.get(lib, set())
         pending.extend(getattr(lib, "_linking_libraries", ()))
     return tuple(sorted(found, key=repr))
+
+
+def defining(requirement):
+    """(symbol, code library, the name of the function in it) for one of `requirements`:
+    the machine code a library calls by that symbol (native_bundle.py saves it)."""
+    module_name, qualname, argtypes = requirement
+    dispatcher = getattr(importlib.import_module(module_name), qualname)
+    provided = getattr(dispatcher, _PROVIDER, None)
+    if provided:
+        compiled = dispatcher()
+        return provided, compiled._library, compiled.native_name
+    cres = dispatcher.overloads[tuple(argtypes)]
+    return symbol(dispatcher, argtypes), cres.library, cres.fndesc.mangled_name
 
 
 def provide(required, helper_modules):

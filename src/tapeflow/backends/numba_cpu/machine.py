@@ -2,6 +2,7 @@
 directory, with the one-time kernels and helpers it calls provided first. Shared by
 compile_graph and the background compile's process (compile_process.py)."""
 
+import json
 import re
 
 import numpy as np
@@ -17,24 +18,45 @@ def argument_type(kind, dtype, ndim):
     return numba.types.Array(numba.from_dtype(np.dtype(dtype)), ndim, "C")
 
 
-def machine_code(source, digest, argument_types):
+def signature(params):
+    """A kernel's parameter types as text (JSON): [kind, dtype, ndim] for each."""
+    return json.dumps([[p.kind, np.dtype(p.dtype).str, int(p.ndim)] for p in params])
+
+
+def machine_code(source, digest, signature):
     """The loaded module of `source` (held: `cache.release` it), its kernel compiled for
-    `argument_types` or loaded from the cache directory."""
+    `signature` (the text `signature` makes) or loaded from the cache directory; the
+    kernel's bundle (native_bundle.py) is written to the cache directory too."""
     from . import numba_cache
     from .kernels import microgemm
+    argument_types = tuple(argument_type(kind, dtype, ndim)
+                           for kind, dtype, ndim in json.loads(signature))
     module = cache.load(source, digest)
     try:
         kernel = module.kernel
         if hasattr(kernel, "compile"):  # not under NUMBA_DISABLE_JIT=1 (kernels run as Python)
             compile_costs.without_blas_check()
             with compile_costs.collector_paused():
-                if re.search(r"\bgemm\(", source):  # a cached kernel links to it as it loads
+                # A kernel calling a product (a float32 convolution's too) links to
+                # microgemm's symbol as it loads from the cache.
+                if re.search(r"\b(gemm|conv2d_\w+)\(", source):
                     microgemm.register()
                 numba_cache.cache_helpers()
                 with cache.importable(module):
                     numba_cache.attach(kernel, kernel.py_func)
-                    kernel.compile(tuple(argument_types))
+                    kernel.compile(argument_types)
+                _save_bundle(kernel.overloads.get(argument_types), digest, signature)
     except BaseException:
         cache.release(module)
         raise
     return module
+
+
+def _save_bundle(compiled, digest, signature):
+    from . import native_bundle
+    if compiled is None:
+        return
+    try:
+        native_bundle.save(native_bundle.path_for(digest, signature), compiled)
+    except Exception:  # noqa: BLE001, S110 - only a later process's quicker load is lost
+        pass

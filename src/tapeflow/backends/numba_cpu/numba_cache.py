@@ -35,7 +35,7 @@ from numba.core.dispatcher import Dispatcher
 from numba.core.runtime import rtsys
 
 from ... import cache_store
-from . import cache, helper_symbols
+from . import cache, helper_symbols, native_bundle
 
 
 class _KernelLocator(InTreeCacheLocator):
@@ -94,7 +94,10 @@ class _Impl(CompileResultCacheImpl):
         # before LLVM resolves the kernel's calls to them
         helper_symbols.provide(required, {f"{kernels.__name__}.{name}"
                                           for name in kernels.SOURCE_MODULES})
-        return super().rebuild(target_context, payload)
+        cres = super().rebuild(target_context, payload)
+        helper_symbols.loaded(cres.library, required)  # for its bundle (native_bundle.py)
+        native_bundle.loaded_from(cres.library, payload)
+        return cres
 
 
 class SignedIndexData:
@@ -205,7 +208,7 @@ def cache_helpers():
     `tf.config.clear_cache` leave it: it is shared by all kernels). Cheap once done."""
     global _helpers_folder
     from . import kernels
-    folder = os.path.join(cache_store.directory(), f"tapeflow_helpers_{cache.salt().hex()[:16]}")
+    folder = cache.helpers_folder()
     if folder == _helpers_folder:
         return
     stamp = cache.salt().hex()
