@@ -227,7 +227,7 @@ class _Runtime:
             jit=True, codemodel="jitdefault")
         self._environment = dynfunc.Environment
         self._make_function = dynfunc.make_function
-        self._engines = []  # never freed: published helpers live in them
+        self._loaded = []  # (engine, environments) of each bundle loaded
 
     def load(self, header, objects):
         """The kernel of an unpacked bundle, or None if a symbol it needs is unknown.
@@ -236,8 +236,12 @@ class _Runtime:
         if header["machine"] != platform.machine() or len(header["publishes"]) != len(objects):
             raise ValueError("written for another machine, or damaged")
         tables = [elf_symbols.symbols(code, platform.machine()) for code in objects]
+        # created first: it makes the process's symbols known
         engine = binding.create_mcjit_compiler(binding.parse_assembly(""), self._target_machine)
-        self._engines.append(engine)  # created first: it makes the process's symbols known
+        environments = {}
+        # Never freed: other kernels may call the helpers published from this engine, and
+        # their errors read these environments.
+        self._loaded.append((engine, environments))
         wanted, defined = [], set()
         for code, (defines, needs), publishes in zip(objects, tables, header["publishes"]):
             if publishes and all(binding.address_of_symbol(symbol) for symbol, _ in publishes):
@@ -255,7 +259,6 @@ class _Runtime:
                 if not address:
                     raise ValueError(f"{function} is not in its object file")
                 binding.add_symbol(symbol, address)
-        environments = {}
         for name, consts in header["environments"]:
             environment = environments[name] = self._environment({})
             environment.consts[:] = [np.dtype(c) for c in consts]
@@ -265,15 +268,21 @@ class _Runtime:
         wrapper = engine.get_function_address(header["wrapper"])
         if not wrapper:
             raise ValueError("no Python wrapper")
-        # A built-in function calling the wrapper, as Numba makes for its dispatcher:
-        # what it holds (the engine, the environments) lives as long as it does.
+        # A built-in function calling the wrapper, as Numba makes for its dispatcher.
         return self._make_function(sys.modules[__name__], "kernel",
                                    "a kernel loaded from its bundle",
-                                   wrapper, environments[header["environment"]],
-                                   (engine, environments))
+                                   wrapper, environments[header["environment"]], ())
 
 
 def loaded(kernel):
     """Whether `kernel` (a CompiledGraph's) was loaded here, without Numba."""
     with _lock:
         return any(kernel is k for k in _kernels.values())
+
+
+def _after_fork_in_child():  # the thread that held the lock is not in the child
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
