@@ -9,10 +9,14 @@ shared by all kernels) and the graph's own kernel, which the targets are about.
 Cases: the MLP gradient step (perf/mlp.py), the RNN gradient with a tensor loop
 (perf/rnn.py), the same RNN unrolled by a Python `for` (T=10 and T=30 by default; pass
 `--unrolled 100` for the T=100 figure: minutes before this work), and a Dense + Adam
-training loop, tiered against eager at 10, 200 and 5,000 steps. JAX's jit joins when
-importable (`make perf-peers`). Times are medians of `--repeat` fresh processes.
+training loop, tiered against eager at 10, 200 and 5,000 steps. JAX's `jit` and
+TensorFlow's `tf.function` join, each first call in a fresh process of its own, where
+importable: from this interpreter (`make perf-peers` installs JAX), or from the one
+`--peer-python` names (a virtual environment of its own, say, as TensorFlow's wheels are
+600 MB). Times are medians of `--repeat` fresh processes.
 
 Usage: python perf/compile.py [--repeat N] [--unrolled T ...] [--skip-training]
+                              [--peer-python PATH]
 """
 
 import argparse
@@ -51,13 +55,15 @@ args = [tf.constant(a) for a in rnn.make_data({steps})]
 _SETUP = {
     "mlp": """
 import tapeflow as tf
-from mlp import loss_fn, make_data
+from mlp import make_data
 x, labels, params = make_data()
 variables = [tf.Variable(p) for p in params]
 @tf.function
 def fn(x, labels):
     with tf.GradientTape() as tape:
-        loss = loss_fn(x, labels, *variables)
+        w1, b1, w2, b2 = variables  # mlp.loss_fn's words: the same text runs under TensorFlow
+        logits = tf.nn.relu(x @ w1 + b1) @ w2 + b2
+        loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels, logits))
         if EXTRA_OP:
             loss = tf.abs(loss)
     return tape.gradient(loss, variables)
@@ -121,21 +127,20 @@ print(json.dumps({{"import": _imported - _start, "first": _done - _start_call,
                   "numba loaded": "numba" in sys.modules}}))
 """
 
-_JAX_FIRST_CALL = """
+# A peer's first call: JAX's jit or TensorFlow's tf.function, in a fresh process, its
+# results brought back to NumPy (JAX dispatches asynchronously).
+_PEER_FIRST_CALL = """
 import time
-_start = time.perf_counter()
-import jax, jax.numpy as jnp
 import numpy as np
-_imported = time.perf_counter()
 {setup}
 _start_call = time.perf_counter()
-jax.block_until_ready(fn(*args))
-print(json.dumps({{"import": _imported - _start, "first": time.perf_counter() - _start_call,
-                  "matrix": 0.0}}))
+[np.asarray(value) for value in {flatten}(fn(*args))]
+print(json.dumps({{"first": time.perf_counter() - _start_call}}))
 """
 
 _JAX_SETUP = {
     "mlp": """
+import jax, jax.numpy as jnp
 from mlp import make_data
 x, labels, params = make_data()
 def loss(params, x, labels):
@@ -146,6 +151,7 @@ fn = jax.jit(jax.grad(loss))
 args = ([jnp.asarray(p) for p in params], jnp.asarray(x), jnp.asarray(labels))
 """,
     "rnn": """
+import jax, jax.numpy as jnp
 import rnn
 xs, w, u, b = rnn.make_data(rnn.T)
 def loss(params, xs):
@@ -157,7 +163,27 @@ def loss(params, xs):
 fn = jax.jit(jax.grad(loss))
 args = ([jnp.asarray(a) for a in (w, u, b)], jnp.asarray(xs))
 """,
+    # Unrolled by a Python loop at trace time, as the tapeflow and TensorFlow cases are.
+    "unrolled": """
+import jax, jax.numpy as jnp
+import rnn
+xs, w, u, b = rnn.make_data(STEPS)
+def loss(params, xs):
+    w, u, b = params
+    h = jnp.zeros((rnn.BATCH, rnn.HIDDEN), jnp.float32)
+    for t in range(STEPS):
+        h = jnp.tanh(h @ w + xs[t] @ u + b)
+    return jnp.sum(h * h)
+fn = jax.jit(jax.grad(loss))
+args = ([jnp.asarray(a) for a in (w, u, b)], jnp.asarray(xs))
+""",
 }
+
+# TensorFlow runs tapeflow's own cases: the same text, TensorFlow imported as `tf`.
+_TF_SETUP = {case: text.replace("import tapeflow as tf", "import tensorflow as tf")
+             for case, text in _SETUP.items()}
+_PEERS = {"jax": ("jax jit", _JAX_SETUP, "jax.tree_util.tree_leaves"),
+          "tensorflow": ("tensorflow fn", _TF_SETUP, "tf.nest.flatten")}
 
 # A Dense + Adam training loop: `steps` calls of a step function (tf.function or plain),
 # import excluded, the first call's trace and the tiered first calls included.
@@ -219,8 +245,12 @@ def _all_cpus():
 
 
 def _run_script(script, cache_dir, mode="sync", script_dir=None, all_cpus=False,
-                **constants):
-    env = dict(os.environ, TAPEFLOW_CACHE_DIR=cache_dir, TAPEFLOW_COMPILE=mode)
+                python=None, **constants):
+    env = dict(os.environ, TAPEFLOW_CACHE_DIR=cache_dir, TAPEFLOW_COMPILE=mode,
+               TF_CPP_MIN_LOG_LEVEL="2")
+    if python:  # another interpreter: perf/'s data makers import tapeflow from here
+        env["PYTHONPATH"] = os.pathsep.join(
+            [os.path.join(os.path.dirname(HERE), "src"), env.get("PYTHONPATH", "")])
     prelude = (f"import json, sys\nsys.path.insert(0, {HERE!r})\n"
                + "".join(f"{k} = {v!r}\n" for k, v in constants.items()))
     # A file, not `-c`: AutoGraph reads the function's source to convert its loops. With
@@ -233,7 +263,7 @@ def _run_script(script, cache_dir, mode="sync", script_dir=None, all_cpus=False,
     with open(path, "w") as file:
         file.write(text)
     try:
-        out = subprocess.run([sys.executable, path], cwd=HERE, env=env, check=False,
+        out = subprocess.run([python or sys.executable, path], cwd=HERE, env=env, check=False,
                              capture_output=True, text=True,
                              preexec_fn=_all_cpus if all_cpus else None)
     finally:
@@ -261,9 +291,14 @@ def first_calls(case, **constants):
             "warm numba": float(warm["numba loaded"])}
 
 
-def jax_first_call(case):
+def peer_first_call(peer, case, python=None, **constants):
+    """Seconds of `peer`'s ("jax" or "tensorflow") first call of `case`, in a fresh
+    process of `python` (default: this interpreter)."""
+    _, setups, flatten = _PEERS[peer]
+    script = _PEER_FIRST_CALL.format(setup=setups[case], flatten=flatten)
     with tempfile.TemporaryDirectory() as cache_dir:
-        return _run_script(_JAX_FIRST_CALL.format(setup=_JAX_SETUP[case]), cache_dir)["first"]
+        return _run_script(script, cache_dir, python=python, EXTRA_OP=False,
+                           **constants)["first"]
 
 
 def training_seconds(steps, compiled, cache_dir, mode="tiered", script_dir=None):
@@ -295,12 +330,12 @@ def _median_of(repeat, measure):
     return {key: statistics.median(run[key] for run in runs) for key in runs[0]}
 
 
-def _jax_importable():
-    return subprocess.run([sys.executable, "-c", "import jax"], capture_output=True,
-                          check=False).returncode == 0
+def _importable(module, python=None):
+    return subprocess.run([python or sys.executable, "-c", f"import {module}"],
+                          capture_output=True, check=False).returncode == 0
 
 
-def _first_call_rows(name, times, jax_seconds=None, target=""):
+def _first_call_rows(name, times, peer_seconds=(), target=""):
     # The CPU time too: on a busy machine it moves much less than the wall time. The
     # target is the graph's own compile: the empty cache's first call less the one-time
     # costs paid in it (Numba's import, the matrix kernel, the helpers), and the new
@@ -327,23 +362,31 @@ def _first_call_rows(name, times, jax_seconds=None, target=""):
     if times["matrix"] > 0.01:
         rows.insert(2, Result(f"{name}, empty cache", "matrix kernel", times["matrix"],
                               times["empty"], "one-time, per cache dir: shared by all kernels"))
-    if jax_seconds is not None:
-        rows.append(Result(f"{name}, first call", "jax jit", jax_seconds, times["empty"]))
+    for impl, seconds in peer_seconds:
+        rows.append(Result(f"{name}, fresh process", impl, seconds, times["empty"],
+                           "its import and the data's set-up before the clock"))
     return rows
 
 
-def run(peers, repeat=1, unrolled=(10, 30), training=True):
-    with_jax = "jax" in peers or _jax_importable()
+def run(peers, repeat=1, unrolled=(10, 30), training=True, peer_python=None):
+    present = [peer for peer in _PEERS
+               if (peer in peers and not peer_python) or _importable(peer, peer_python)]
+
+    def peer_rows(case, **constants):
+        return [(_PEERS[peer][0], statistics.median(
+                    peer_first_call(peer, case, peer_python, **constants)
+                    for _ in range(repeat)))
+                for peer in present]
+
     results = []
     for case, name, target in (("mlp", "MLP step first call", "target <= 1.0 s"),
                                ("rnn", "RNN tf.range T=100 first call", "target <= 1.0 s")):
         times = _median_of(repeat, lambda case=case: first_calls(case))
-        jax_seconds = statistics.median(
-            jax_first_call(case) for _ in range(repeat)) if with_jax else None
-        results += _first_call_rows(name, times, jax_seconds, target)
+        results += _first_call_rows(name, times, peer_rows(case), target)
     for steps in unrolled:
         times = _median_of(repeat, lambda steps=steps: first_calls("unrolled", STEPS=steps))
         results += _first_call_rows(f"RNN unrolled T={steps} first call", times,
+                                    peer_rows("unrolled", STEPS=steps),
                                     target="target T=100 <= 3 s, T=1000 <= 2x T=100")
     if training:
         with tempfile.TemporaryDirectory() as cache_dir, \
@@ -375,9 +418,12 @@ def main(argv):
     parser.add_argument("--unrolled", type=int, nargs="*", default=[10, 30],
                         help="steps of the unrolled RNN (T=100 takes minutes)")
     parser.add_argument("--skip-training", action="store_true")
+    parser.add_argument("--peer-python", metavar="PATH",
+                        help="an interpreter with JAX and/or TensorFlow, for their rows")
     options = parser.parse_args(argv)
     from run import _fmt
-    for r in run({}, options.repeat, options.unrolled, not options.skip_training):
+    for r in run({}, options.repeat, options.unrolled, not options.skip_training,
+                 options.peer_python):
         print(f"{r.benchmark:42} {r.impl:15} {_fmt(r.seconds):>12} {r.ratio:6.2f}x  {r.note}",
               flush=True)
 
