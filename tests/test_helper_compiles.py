@@ -160,3 +160,19 @@ def test_generated_kernels_build_arrays_with_tapeflows_intrinsics():
     assert "all_true(" in source  # the Assert is there
     assert not [call for call in ast.walk(kernel) if isinstance(call, ast.Call) and isinstance(
         call.func, ast.Attribute) and call.func.attr == "transpose"]
+
+
+def test_helpers_compile_no_python_wrapper_yet_run_when_called_from_python():
+    from tapeflow.backends.numba_cpu.kernels import arrays, scalar_math
+    rows = np.arange(6, dtype=np.float32).reshape(2, 3)
+    grown = arrays.grow_rows(rows)  # from Python: through a jitted caller
+    assert grown.shape == (4, 3) and grown.dtype == np.float32
+    np.testing.assert_array_equal(grown[:2], rows)
+    assert scalar_math.tanh_f32(np.float32(0.5)) == pytest.approx(np.tanh(0.5), rel=1e-6)
+    with pytest.raises(TypeError, match="positional arguments only"):
+        arrays.grow_rows(rows=rows)
+    # Numba's own call from Python would jump to the missing wrapper's address: zero.
+    for dispatcher in (arrays.grow_rows, scalar_math.tanh_f32):
+        for compiled in dispatcher.overloads.values():
+            assert compiled.library.get_pointer_to_function(
+                compiled.fndesc.llvm_cpython_wrapper_name) == 0

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import config, njit, types
+from numba import config, types
 from numba.extending import intrinsic, overload
 
 from . import helper as _jit
@@ -525,9 +525,8 @@ def rmul(a, b):
 # Only the accumulation of a sum (or product) may be reassociated: that lets LLVM
 # vectorize the loop, while every other operation keeps IEEE semantics (NaN and Inf
 # included). The flags live on these two tiny functions; LLVM inlines them.
-_REASSOC = njit(error_model="numpy", nogil=True, fastmath={"reassoc", "contract"})
-radd_fast = _REASSOC(getattr(radd, "py_func", radd))
-rmul_fast = _REASSOC(getattr(rmul, "py_func", rmul))
+radd_fast = _jit(getattr(radd, "py_func", radd), fastmath=("reassoc", "contract"))
+rmul_fast = _jit(getattr(rmul, "py_func", rmul), fastmath=("reassoc", "contract"))
 
 
 @_jit
