@@ -171,11 +171,16 @@ def check_reshape_size(size, shape, mismatch, multiple):
         raise ValueError(mismatch, size, known)
 
 
+# copy_flat's code inside grow_rows: called, it was a second function to compile for
+# every history's dtype and rank (0.06-0.08 s each).
+_copy_flat_inlined = _inlined(copy_flat.py_func)
+
+
 @_array_jit
 def grow_rows(h):
     """h with twice the rows (the first ones copied): a loop's history buffer."""
     out = empty_array((2 * h.shape[0],) + h.shape[1:], h.dtype)
-    copy_flat(out, 0, h)
+    _copy_flat_inlined(out, 0, h)
     return out
 
 

@@ -23,6 +23,7 @@ from numba import config, types
 from numba.extending import intrinsic, overload
 
 from . import helper as _jit
+from . import inlined_helper as _inlined
 from .allocation import empty_array
 from .views import reshaped
 
@@ -92,8 +93,15 @@ def exp_f32(x):
     # 2**n in two halves, so that overflow (inf) and denormal results come out right.
     k = np.int32(n)
     k1 = k >> np.int32(1)
-    y = y * pow2_f32(k1) * pow2_f32(k - k1)
+    y = y * _pow2_f32_inlined(k1) * _pow2_f32_inlined(k - k1)
     return x if x != x else y
+
+
+# Inlined where other helpers use them: as functions of their own, called, each was a
+# compile of its own whose code was linked and optimized again in the caller all the
+# same (tanh_f32's first compile 0.17 s before, 0.15 s after).
+_pow2_f32_inlined = _inlined(pow2_f32.py_func)
+_exp_f32_inlined = _inlined(exp_f32.py_func)
 
 
 @_jit
@@ -203,14 +211,14 @@ def tanh_f32(x):
     p = p * z + F32(1.33314422036e-1)
     p = p * z + F32(-3.33332819422e-1)
     small = p * z * x + x
-    t = F32(1.0) - F32(2.0) / (exp_f32(ax + ax) + F32(1.0))
+    t = F32(1.0) - F32(2.0) / (_exp_f32_inlined(ax + ax) + F32(1.0))
     t = t if x > F32(0.0) else -t
     return small if ax < F32(0.625) else t
 
 
 @_jit
 def sigmoid_f32(x):
-    return F32(1.0) / (F32(1.0) + exp_f32(-x))
+    return F32(1.0) / (F32(1.0) + _exp_f32_inlined(-x))
 
 
 @_jit
