@@ -250,7 +250,8 @@ def _run_script(script, cache_dir, mode="sync", script_dir=None, all_cpus=False,
                TF_CPP_MIN_LOG_LEVEL="2")
     if python:  # another interpreter: perf/'s data makers import tapeflow from here
         env["PYTHONPATH"] = os.pathsep.join(
-            [os.path.join(os.path.dirname(HERE), "src"), env.get("PYTHONPATH", "")])
+            [os.path.join(os.path.dirname(HERE), "src")]
+            + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     prelude = (f"import json, sys\nsys.path.insert(0, {HERE!r})\n"
                + "".join(f"{k} = {v!r}\n" for k, v in constants.items()))
     # A file, not `-c`: AutoGraph reads the function's source to convert its loops. With

@@ -130,6 +130,19 @@ def test_gemm_chooses_microgemm_for_large_float32_products_on_one_thread(one_bla
         np.testing.assert_array_equal(got, product)
 
 
+def test_gemm_of_other_dtypes_takes_openblas_and_microgemm_refuses_them(one_blas_thread):
+    from numba import errors, njit
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((128, 784)), rng.standard_normal((128, 256))  # float64
+    np.testing.assert_allclose(gemm.gemm(a, b, True, False), a.T @ b, rtol=1e-12)
+
+    @njit
+    def float64_product(a, b, out):
+        gemm._microgemm(a, 784, 1, b, 256, 1, out, 128, 784, 256)
+    with pytest.raises(errors.TypingError):
+        float64_product(a, b.T.copy(), np.empty((128, 256)))
+
+
 def test_kernels_of_small_products_do_not_link_microgemm(monkeypatch):
     """Codegen calls OpenBLAS directly where the sizes are known and microgemm cannot pay
     (or the CPU lacks AVX-512), so those kernels neither link to microgemm nor wait for

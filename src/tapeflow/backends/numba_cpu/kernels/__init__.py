@@ -9,6 +9,8 @@ Every module here is part of every generated kernel's cache key (numba_cpu/cache
 editing one invalidates the compiled kernels.
 """
 
+import functools
+
 # The modules whose public functions generated kernels import by name.
 HELPER_MODULES = ("scalar_math", "special_math", "arrays", "gemm", "matrices", "windows",
                   "segments", "philox", "fourier", "draws", "allocation", "views", "failures")
@@ -44,30 +46,26 @@ def helper(fn, fastmath=("contract",)):
     return dispatcher
 
 
-_HELPER_DISPATCHER = []
-
-
+@functools.cache
 def _helper_dispatcher_class():
-    if not _HELPER_DISPATCHER:
-        from numba.core.registry import CPUDispatcher
+    from numba.core.registry import CPUDispatcher
 
-        class _HelperDispatcher(CPUDispatcher):
-            """A helper's dispatcher. Its compiled code has no Python wrapper, which
-            Numba's own call from Python would jump to (a null pointer): this one calls
-            it from a jitted function of as many arguments, compiled at the first such
-            call (tests and the interpreter use helpers so; kernels never do)."""
+    class _HelperDispatcher(CPUDispatcher):
+        """A helper's dispatcher. Its compiled code has no Python wrapper, which Numba's
+        own call from Python would jump to (a null pointer): this one calls it from a
+        jitted function of as many arguments, compiled at the first such call (tests
+        and the interpreter use helpers so; kernels never do)."""
 
-            def __call__(self, *args, **kwargs):
-                if kwargs:
-                    raise TypeError(f"{self.py_func.__qualname__}() takes positional "
-                                    "arguments only")
-                callers = self.__dict__.setdefault("_tapeflow_python_callers", {})
-                if len(args) not in callers:
-                    callers[len(args)] = _python_caller(self, len(args))
-                return callers[len(args)](*args)
+        def __call__(self, *args, **kwargs):
+            if kwargs:
+                raise TypeError(f"{self.py_func.__qualname__}() takes positional "
+                                "arguments only")
+            callers = self.__dict__.setdefault("_tapeflow_python_callers", {})
+            if len(args) not in callers:
+                callers[len(args)] = _python_caller(self, len(args))
+            return callers[len(args)](*args)
 
-        _HELPER_DISPATCHER.append(_HelperDispatcher)
-    return _HELPER_DISPATCHER[0]
+    return _HelperDispatcher
 
 
 def _python_caller(dispatcher, arity):

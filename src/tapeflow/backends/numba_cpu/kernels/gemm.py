@@ -112,18 +112,13 @@ def gemm(a, b, transpose_a, transpose_b):
     return out
 
 
-@intrinsic
-def _microgemm(typingctx, a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
-    """microgemm's product (microgemm._product's arguments), called through its C symbol:
-    kernels link to its machine code, compiled once, instead of compiling its code in.
-    Other dtypes type as nothing at all: gemm calls it for float32 only, but Numba types
-    the branch it is in for every dtype."""
-    if not all(isinstance(x, types.Array) for x in (a, b, out)):
+def _product_call(a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
+    """The signature and code of a call of microgemm's C symbol, for float32 arrays;
+    None for other types."""
+    if not all(isinstance(x, types.Array) and x.dtype == types.float32 for x in (a, b, out)):
         return None
-    sig = types.void(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
-    if not all(x.dtype == types.float32 for x in (a, b, out)):
-        return sig, lambda context, builder, signature, args: context.get_dummy_value()
     microgemm.register()  # before LLVM links this kernel to the symbol
+    sig = types.void(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
 
     def codegen(context, builder, signature, args):
         # and before a later process loads it from the cache
@@ -143,12 +138,33 @@ def _microgemm(typingctx, a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
     return sig, codegen
 
 
-@_inlined  # an overload choosing it by dtype was a compile of its own, 0.09 s
+@intrinsic
+def _microgemm(typingctx, a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
+    """microgemm's product (microgemm._product's arguments), called through its C symbol:
+    kernels link to its machine code, compiled once, instead of compiling its code in.
+    Float32 only: other dtypes fail to type."""
+    return _product_call(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
+
+
+@intrinsic
+def _microgemm_if_float32(typingctx, a, a_row, a_step, b, b_row, b_col, out, m, depth, n):
+    """_microgemm for float32 arrays, nothing for arrays of other dtypes: gemm calls it
+    for float32 only, but Numba types the branch it is in for every dtype (an overload
+    choosing by dtype instead was a compile of its own, 0.09 s)."""
+    call = _product_call(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
+    if call is not None or not all(isinstance(x, types.Array) for x in (a, b, out)):
+        return call
+    sig = types.void(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
+    return sig, lambda context, builder, signature, args: context.get_dummy_value()
+
+
+@_inlined
 def _own_gemm(a, b, transpose_a, transpose_b, out):
-    """out[...] = op(a) @ op(b) by microgemm, for C-contiguous float32 `a` and `b`: a
-    transposed operand is the same buffer read with its steps swapped."""
+    """out[...] = op(a) @ op(b) by microgemm, for C-contiguous float32 `a` and `b` (and
+    nothing for other dtypes, whose callers take OpenBLAS): a transposed operand is the
+    same buffer read with its steps swapped."""
     m, n = out.shape
     depth = a.shape[0] if transpose_a else a.shape[1]
     a_row, a_step = (1, a.shape[1]) if transpose_a else (a.shape[1], 1)
     b_row, b_col = (1, b.shape[1]) if transpose_b else (b.shape[1], 1)
-    _microgemm(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)
+    _microgemm_if_float32(a, a_row, a_step, b, b_row, b_col, out, m, depth, n)

@@ -169,8 +169,8 @@ def copy_panel(typingctx, b, b_offset, b_row_step, depth, panel):
 # _product and its buffers are inlined into entry_body, and entry_body into the C
 # function, the one function compiled: as functions of their own, each was compiled,
 # then its code optimized again inside its caller's (a third of the first compile, and
-# entry_body's own compile 0.16 s of the 1.41 s the C function took). The buffers come from allocation.py, which
-# compiles nothing, instead of Numba's np.empty and np.zeros.
+# entry_body's own compile 0.16 s of the 1.41 s the C function took). The buffers come
+# from allocation.py, which compiles nothing, instead of Numba's np.empty and np.zeros.
 @njit(error_model="numpy", nogil=True, inline="always")
 def _product(a, a_row, a_step, b, b_row, b_col, out, m, depth_total, n):
     """out[i*n + j] = sum over k of a[i*a_row + k*a_step] * b[k*b_row + j*b_col], for
