@@ -11,6 +11,7 @@ import pytest
 import tapeflow as tf
 from tapeflow.backends.numba_cpu import cache, compile_process, native_loader
 from tapeflow.config import settings
+from tapeflow.graph import compile_worker
 
 
 @pytest.fixture
@@ -56,6 +57,57 @@ def test_a_background_compile_runs_in_a_process_and_the_calls_load_its_kernel(
     np.testing.assert_allclose(f(x).numpy(), expected, rtol=1e-6)
 
 
+def test_a_new_cache_directory_gets_the_helpers_names_from_a_process_not_the_thread(
+        in_processes, tmp_path, monkeypatch):
+    # Finding them imports kernels/ and Numba: in the thread, beside the calls, that
+    # took seconds of lock hand-overs before the compile could start.
+    from tapeflow.backends.numba_cpu import kernels
+    expected = kernels.helper_names()
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path / "cache"))
+    assert cache.kept_helper_names() is None
+
+    def not_here(*args, **kwargs):
+        raise AssertionError("the helpers' names were found in this process")
+    monkeypatch.setattr(kernels, "helper_names", not_here)
+    popen = compile_process.subprocess.Popen
+    started = []
+
+    def spy(args, **kwargs):
+        started.append(args[3:])
+        intervals.append(sys.getswitchinterval())
+        return popen(args, **kwargs)
+    intervals = []
+    monkeypatch.setattr(compile_process.subprocess, "Popen", spy)
+
+    @tf.function
+    def h(x):
+        return tf.reduce_sum(tf.exp(x) - x)
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 6).astype(np.float32))
+    concrete = h.get_concrete_function(x)
+    assert concrete.wait_compiled()
+    assert started[0] == ["--helper-names"] and len(started) == 2  # then the kernel's
+    assert intervals == [pytest.approx(compile_worker._SWITCH_INTERVAL)] * 2
+    assert cache.kept_helper_names() == expected
+    assert compile_process.helper_names_kept()  # kept: no process now
+    assert len(started) == 2
+    np.testing.assert_allclose(h(x).numpy(), np.sum(np.exp(x.numpy()) - x.numpy()),
+                               rtol=1e-6)
+
+
+def test_the_thread_hands_the_lock_over_quickly_and_then_sets_the_interval_back():
+    before = sys.getswitchinterval()
+    try:
+        with compile_worker._quick_lock_handovers():
+            assert sys.getswitchinterval() == pytest.approx(compile_worker._SWITCH_INTERVAL)
+        assert sys.getswitchinterval() == before
+        with compile_worker._quick_lock_handovers():
+            sys.setswitchinterval(0.002)  # the program's own, meanwhile: kept
+        assert sys.getswitchinterval() == pytest.approx(0.002)
+    finally:
+        sys.setswitchinterval(before)
+
+
 def test_a_failed_process_leaves_the_compile_to_the_thread(in_processes, monkeypatch):
     monkeypatch.setattr(compile_process.sys, "executable", "/nonexistent/python")
 
@@ -77,8 +129,8 @@ def test_the_process_compiles_only_a_module_named_by_its_own_hash(tmp_path, monk
     digest = "0" * 64
     with open(cache.path_for(digest, str(tmp_path)), "w") as f:
         f.write("import os\nos.remove('anything')\n")
-    assert compile_process._main(digest, "[]") == 2
-    assert compile_process._main("1" * 64, "[]") == 2  # no such file
+    assert compile_process._main([digest, "[]"]) == 2
+    assert compile_process._main(["1" * 64, "[]"]) == 2  # no such file
 
 
 def test_a_frozen_application_starts_no_process(monkeypatch):

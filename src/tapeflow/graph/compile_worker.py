@@ -1,6 +1,8 @@
 """A trace's compiled tier: the background compile worker, its care across fork(), and
 what a failed compile tells the user (the NumPy interpreter answers meanwhile)."""
 
+import contextlib
+import math
 import os
 import queue
 import sys
@@ -85,6 +87,31 @@ os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
 WORTH_COMPILING = 0.02
 
 
+# The interpreter's switch interval while a background compile runs. Its thread gives
+# the lock up at each of its thousands of foreign calls (file reads, LLVM's), and with
+# the default 5 ms waits up to that long each time for the calls running beside it to
+# hand it back: on a 2-core machine, generating a small training step's source and
+# loading its compiled kernel took 0.13 s and 0.48 s beside the calls, against 0.04 s
+# and 0.06 s with 0.5 ms. While the thread waits for its compile process it wants no
+# lock, so the calls are not interrupted more often then.
+_SWITCH_INTERVAL = 0.0005
+
+
+@contextlib.contextmanager
+def _quick_lock_handovers():
+    before = sys.getswitchinterval()
+    if before <= _SWITCH_INTERVAL:
+        yield
+        return
+    sys.setswitchinterval(_SWITCH_INTERVAL)
+    try:
+        yield
+    finally:
+        # unless the program set an interval of its own meanwhile
+        if math.isclose(sys.getswitchinterval(), _SWITCH_INTERVAL):
+            sys.setswitchinterval(before)
+
+
 def _cpus():
     try:
         return len(os.sched_getaffinity(0))
@@ -138,8 +165,9 @@ class Compilation:
             # Hand the interpreter lock back first: the call that queued this compile
             # returns its answer now instead of after this thread's first time slice.
             time.sleep(0.001)
-            self._compile_elsewhere()
-            self.compile()
+            with _quick_lock_handovers():
+                self._compile_elsewhere()
+                self.compile()
         finally:
             self._done.set()
             _unfinished.discard(self)

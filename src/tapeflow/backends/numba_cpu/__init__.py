@@ -167,6 +167,7 @@ class NumbaCPU(compiler.Backend):
         """Compiles `graph`'s kernel into the cache directory in a separate process,
         unless it is there already (compile_process.py says why); `compile` then loads
         it. Returns whether the kernel is in the cache now."""
+        compile_process.helper_names_kept()  # else generating the source imports Numba
         prepared = _prepared_elsewhere[graph] = _prepared(graph)
         *_, source, _, params, digest = prepared
         return compile_process.compiled(source, digest, params)

@@ -91,6 +91,7 @@ def helpers_folder():
 
 
 _helper_names = {}  # helpers folder -> helper_names()
+_HELPER_NAMES = "helper_names.json"
 
 
 def helper_names():
@@ -98,26 +99,39 @@ def helper_names():
     (kernels.helper_names), kept in the helpers' folder of the cache directory: finding
     them imports every helper module, and with them Numba, which a warm process that
     loads its kernels without Numba (native_loader.py) does not otherwise need."""
+    names = kept_helper_names()
+    if names is not None:
+        return names
+    from . import kernels
+    folder = helpers_folder()
+    names = kernels.helper_names()
+    try:
+        cache_store.make_private_dir(folder)
+        cache_store.write_signed(os.path.join(folder, _HELPER_NAMES),
+                                 json.dumps(names, sort_keys=True).encode())
+    except OSError:
+        pass  # found again by the next process
+    _helper_names[folder] = names
+    return names
+
+
+def kept_helper_names():
+    """helper_names() as kept in the cache directory, or None where it is not (nothing
+    imported: finding the names is left to the caller)."""
     folder = helpers_folder()
     names = _helper_names.get(folder)
     if names is not None:
         return names
     from . import kernels
-    path = os.path.join(folder, "helper_names.json")
     modules = {f"{kernels.__name__}.{short}" for short in kernels.HELPER_MODULES}
-    body = cache_store.read_signed(path)
+    body = cache_store.read_signed(os.path.join(folder, _HELPER_NAMES))
     try:
         names = json.loads(body) if body is not None else None
     except ValueError:
         names = None
     if not (isinstance(names, dict) and all(
             isinstance(k, str) and k.isidentifier() and v in modules for k, v in names.items())):
-        names = kernels.helper_names()
-        try:
-            cache_store.make_private_dir(folder)
-            cache_store.write_signed(path, json.dumps(names, sort_keys=True).encode())
-        except OSError:
-            pass  # found again by the next process
+        return None
     _helper_names[folder] = names
     return names
 

@@ -28,6 +28,8 @@ from . import cache, machine
 
 # Seconds a compile process may take (the largest kernels compile in minutes).
 _PATIENCE = 1800
+# The argument that asks a process for the helpers' names only.
+_HELPER_NAMES = "--helper-names"
 # Compile processes running, so that exiting stops them instead of leaving them behind.
 _running = set()
 _lock = threading.Lock()
@@ -47,10 +49,40 @@ def compiled(source, digest, params):
     there was nothing to do); a failure is left to the in-process compile to report."""
     if in_cache(digest):
         return True
-    if getattr(sys, "frozen", False) or not sys.executable:
-        return False  # no interpreter to start (a frozen application would start itself)
+    if not _can_start():
+        return False
     folder = os.path.dirname(cache.write(source, digest))
-    signature = machine.signature(params)
+    return _ran(folder, digest, machine.signature(params))
+
+
+def helper_names_kept():
+    """Makes sure the cache directory keeps the helpers' names (cache.helper_names)
+    before a background thread generates a kernel's source. Finding them imports
+    kernels/ and Numba, once per cache directory; in the thread, beside the calls it
+    must not slow, each of the import's thousands of file reads gives the interpreter
+    lock up and waits for it (up to its 5 ms switch interval): on a 2-core machine, 11 s
+    before a small training loop's compile could start, instead of 0.3 s here, in a
+    process of its own. Returns whether the names are kept now."""
+    if cache.kept_helper_names() is not None:
+        return True
+    if not _can_start():
+        return False
+    folder = cache_store.directory()
+    try:
+        cache_store.make_private_dir(folder)
+    except OSError:
+        return False
+    return _ran(folder, _HELPER_NAMES) and cache.kept_helper_names() is not None
+
+
+def _can_start():
+    # no interpreter to start (a frozen application would start itself)
+    return not getattr(sys, "frozen", False) and bool(sys.executable)
+
+
+def _ran(folder, *arguments):
+    """Runs this module with `arguments` in a new process for the cache directory
+    `folder`; whether it succeeded."""
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))))
     env = dict(os.environ, TAPEFLOW_CACHE_DIR=folder, PYTHONPATH=os.pathsep.join(
@@ -59,7 +91,7 @@ def compiled(source, digest, params):
         # In the private cache directory: `-m` puts the working directory first on the
         # process's sys.path, where a module planted in a shared folder would be found.
         process = subprocess.Popen(
-            [sys.executable, "-m", __name__, digest, signature], cwd=folder, env=env,
+            [sys.executable, "-m", __name__, *arguments], cwd=folder, env=env,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         return False
@@ -104,7 +136,11 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _main(digest, signature):
+def _main(arguments):
+    if arguments == [_HELPER_NAMES]:
+        cache.helper_names()
+        return 0
+    digest, signature = arguments
     try:
         with open(cache.path_for(digest), encoding="utf-8") as f:
             source = f.read()
@@ -117,4 +153,4 @@ def _main(digest, signature):
 
 
 if __name__ == "__main__":
-    sys.exit(_main(*sys.argv[1:3]))
+    sys.exit(_main(sys.argv[1:]))
