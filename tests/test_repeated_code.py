@@ -105,18 +105,17 @@ def test_a_runs_shape_joined_from_its_blocks_is_the_shape_of_its_lines(monkeypat
     monkeypatch.setattr(outline, "outline", capture)
     _kernel_text(rnn_gradient, *SPECS)
     body, parameters = bodies[0]
-    parts = outline._LineParts()
-    start, blocks, _ = outline._blocks(body, parts)
-    kernel_names = set(parameters) | outline._Block(start, parts).stored
+    start, blocks, _ = outline._blocks(body)
+    kernel_names = set(parameters) | outline._Block(start).stored
     for block in blocks:
         kernel_names |= block.stored
-    shapes = [outline._Shape(block.lines, kernel_names, parts) for block in blocks]
+    shapes = [outline._Shape(block.lines, kernel_names) for block in blocks]
     wholes_by_joined = {}
     for length in (1, 2, 3, 4):
         for i in range(len(blocks) - length + 1):
             joined = outline._Joined(shapes[i:i + length])
             whole = outline._Shape([line for b in blocks[i:i + length] for line in b.lines],
-                                   kernel_names, parts)
+                                   kernel_names)
             assert (joined.order, joined.ints, joined.bases, joined.stored) == (
                 whole.order, whole.ints, whole.bases, whole.stored)
             wholes_by_joined.setdefault(joined.key, set()).add(whole.key)
