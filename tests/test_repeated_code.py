@@ -12,7 +12,8 @@ from tapeflow.graph.trace import tracing
 
 pytest.importorskip("numba")
 
-from tapeflow.backends.numba_cpu import compile_graph, generator, loops, outline
+from tapeflow.backends.numba_cpu import (compile_graph, generator, helper_symbols, loops,
+                                         outline)
 from tapeflow.backends import compiler
 
 STEPS = 6
@@ -52,8 +53,12 @@ def test_the_steps_of_an_unrolled_loop_compile_once_and_run_in_a_loop(numba_disp
     module = compiled._kernel.py_func.__globals__
     steps = sorted(name for name in module if name.startswith("repeated_"))
     assert steps, compiled.source
-    # Each function Numba compiled once, whatever the number of steps that call it.
+    # Each function Numba compiled once, whatever the number of steps that call it, and
+    # the kernel calls it by symbol: its code is not linked in and compiled again.
     assert all(len(module[name].signatures) == 1 for name in steps)
+    cres, = compiled._kernel.overloads.values()
+    called = {qualname for _, qualname, _ in helper_symbols.requirements(cres.library)}
+    assert set(steps) <= called
     # The forward and the backward steps are each one loop of the kernel.
     kernel = compiled.source[compiled.source.index("def kernel("):]
     assert kernel.count(f"for step in range({STEPS - 1}):") >= 1
@@ -66,6 +71,64 @@ def test_the_steps_of_an_unrolled_loop_compile_once_and_run_in_a_loop(numba_disp
     # A step's index check reports the step's own index, from inside the function.
     with pytest.raises(InvalidArgumentError, match="slice index 4 of dimension 0 out of bounds"):
         compiled(list(data(4)), [])
+
+
+_IN_A_PROCESS = r'''
+import json, sys
+import numpy as np
+import tapeflow as tf
+tf.config.settings.compile_mode = "sync"
+compiles = []
+if sys.argv[1] == "count":
+    from numba.core import event
+    class Compiles(event.Listener):
+        def on_start(self, ev):
+            compiles.append(ev.data["dispatcher"].py_func.__qualname__)
+        def on_end(self, ev):
+            pass
+    event.register("numba:compile", Compiles())
+w = tf.constant(np.linspace(-0.5, 0.5, 9, dtype=np.float32).reshape(3, 3))
+xs = tf.constant(np.linspace(-1, 1, 48, dtype=np.float32).reshape(6, 2, 4))
+
+@tf.function
+def f(xs, w):
+    with tf.GradientTape() as tape:
+        tape.watch(w)
+        h = tf.zeros((2, 3))
+        for t in range(6):
+            h = tf.tanh(h @ w + xs[t][:, :3])
+        loss = tf.reduce_sum(h * h)
+    return tape.gradient(loss, w)
+
+print(json.dumps({"grad": f(xs, w).numpy().tolist(), "numba": "numba" in sys.modules,
+                  "compiles": compiles}))
+'''
+
+
+def test_a_new_process_loads_the_kernel_and_its_repeated_code_without_compiling(tmp_path):
+    import glob
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def run(mode):
+        env = dict(os.environ, TAPEFLOW_CACHE_DIR=str(tmp_path))
+        result = subprocess.run([sys.executable, "-c", _IN_A_PROCESS, mode], env=env,
+                                capture_output=True, text=True, timeout=600, check=False)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    first = run("count")
+    assert any(name.startswith("repeated_") for name in first["compiles"])
+    # From Numba's cache (its bundle removed): the kernel and its functions are loaded.
+    for path in glob.glob(str(tmp_path / "__pycache__" / "*.native")):
+        os.remove(path)
+    again = run("count")
+    assert again["compiles"] == [] and again["grad"] == first["grad"]
+    # From the bundle Numba's load wrote again, without Numba.
+    warm = run("plain")
+    assert not warm["numba"] and warm["grad"] == first["grad"]
 
 
 def _kernel_text(fn, *specs):

@@ -6,13 +6,16 @@ every such kernel's first compile, although the helper's machine code already ex
 The array helpers marked `by_symbol` (kernels/) are compiled once per signature (and
 cached on disk with the other helpers); their machine code is given to LLVM under a
 name of tapeflow's, stable across processes (`symbol`), and kernels call that name.
-Scalar helpers stay linked: LLVM must inline them into the loops it vectorizes.
+Scalar helpers stay linked: LLVM must inline them into the loops it vectorizes. A
+kernel's own functions made of its repeated code (outline.py) are called the same way
+(machine.py), each cached beside the kernel.
 
 A kernel compiled this way needs its helpers' symbols before its machine code can be
 loaded, also from the disk cache in a later process. So each compiled library records
 what it calls (`requirements`), the cache stores that list next to the machine code, and
 loading it first compiles or loads the helpers (`provide`); a list naming anything but a
-marked helper of kernels/ is refused, and the entry is compiled again.
+marked helper of kernels/ or of the kernel's own module is refused, and the entry is
+compiled again.
 """
 
 import hashlib

@@ -75,6 +75,7 @@ class FolderLocator(_CacheLocator):
 class _Impl(CompileResultCacheImpl):
     def __init__(self, py_func, locator=None):  # numba's picks one from NUMBA_* settings
         self._lineno = py_func.__code__.co_firstlineno
+        self._module_name = py_func.__module__
         source_path = inspect.getfile(py_func)
         self._locator = locator or _KernelLocator.from_function(py_func, source_path)
         if self._locator is None:
@@ -91,9 +92,11 @@ class _Impl(CompileResultCacheImpl):
     def rebuild(self, target_context, payload):
         payload, required = payload
         from . import kernels
-        # before LLVM resolves the kernel's calls to them
+        # before LLVM resolves the kernel's calls to them: the helpers', and those of the
+        # functions of the kernel's own module that it calls by symbol (machine.py)
         helper_symbols.provide(required, {f"{kernels.__name__}.{name}"
-                                          for name in kernels.SOURCE_MODULES})
+                                          for name in kernels.SOURCE_MODULES}
+                               | {self._module_name})
         cres = super().rebuild(target_context, payload)
         helper_symbols.loaded(cres.library, required)  # for its bundle (native_bundle.py)
         native_bundle.loaded_from(cres.library, payload)

@@ -11,10 +11,11 @@ an unrolled loop), then single blocks repeated anywhere.
 
 Numba compiles each function once, for all of its calls, and LLVM optimizes it once:
 without this, an unrolled loop's T copies of the same loops were each lowered and
-optimized, and the compile grew faster than T. LLVM does not inline the functions back
-into the kernel (a function of loops costs more than its inliner's threshold at each
-call: the kernel's optimized IR of the unrolled RNN at T=30, before rolling.py, kept its
-59 calls), so it does not optimize their code again per call either.
+optimized, and the compile grew faster than T. LLVM did not inline the functions back
+into the kernel when they were linked in (a function of loops costs more than its
+inliner's threshold at each call: the kernel's optimized IR of the unrolled RNN at T=30,
+before rolling.py, kept its 59 calls), but it optimized and compiled their code a second
+time in the kernel's module; the kernel now calls them by symbol (machine.py).
 """
 
 import re
@@ -35,6 +36,8 @@ _WORDS = re.compile(r"\b([A-Za-z_]\w*)")
 _BASES = ("site_base", "code_base")
 # A statement that cannot move into a function: its first word is one of these.
 _UNMOVABLE = re.compile(r"^\s*(?:return|yield|global|nonlocal)(?:\s|$)", re.MULTILINE)
+# The outlined functions' names: PREFIX_0, PREFIX_1, ...
+PREFIX = "repeated"
 # The longest run of blocks looked for (an unrolled step of a few dozen nodes).
 MAX_RUN = 48
 # What is worth a function: at least this many lines of code in one occurrence.
@@ -73,7 +76,7 @@ class Outlined:
         self.calls = 0
 
 
-def outline(body, parameters, readable, prefix="repeated"):
+def outline(body, parameters, readable, prefix=PREFIX):
     """(new kernel body lines, [Outlined]) for the kernel body `body` (its lines, at one
     level of indentation) whose parameters are named `parameters`; `readable` (names.py)
     gets the names of the variables of rolled loops (rolling.py).
