@@ -131,6 +131,19 @@ def test_a_new_process_loads_the_kernel_and_its_repeated_code_without_compiling(
     assert not warm["numba"] and warm["grad"] == first["grad"]
 
 
+def test_a_cached_requirement_never_imports_a_kernel_module_from_sys_path(tmp_path, monkeypatch):
+    # A cached kernel may require functions of its own module, which the process loaded
+    # from the source it generated; a module of that name found on sys.path is not run.
+    ran = tmp_path / "ran"
+    (tmp_path / "tapeflow_kernel_planted.py").write_text(
+        f"open({str(ran)!r}, 'w').close()\nrepeated_0 = None\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(LookupError, match="not loaded"):
+        helper_symbols.provide([("tapeflow_kernel_planted", "repeated_0", ())],
+                               {"tapeflow_kernel_planted"})
+    assert not ran.exists()
+
+
 def _kernel_text(fn, *specs):
     cg, _, _ = generator.generate(compiler.optimize(trace(fn, *specs)), loops.emit_group)
     from tapeflow.backends.numba_cpu import assemble

@@ -20,6 +20,7 @@ compiled again.
 
 import hashlib
 import importlib
+import sys
 import weakref
 
 from llvmlite import binding
@@ -133,11 +134,24 @@ def requirements(library):
     return tuple(sorted(found, key=repr))
 
 
+def _module(name):
+    """The module `name` of a requirement: one of tapeflow's own is imported; any other (a
+    generated kernel's, whose functions it calls by symbol) must be loaded already, from
+    the source tapeflow generated (cache.load), never looked for on sys.path, where a
+    file planted in a folder on it would run. Raises LookupError otherwise."""
+    if name.partition(".")[0] == __name__.partition(".")[0]:
+        return importlib.import_module(name)
+    module = sys.modules.get(name)
+    if module is None:
+        raise LookupError(f"{name} is not loaded")
+    return module
+
+
 def defining(requirement):
     """(symbol, code library, the name of the function in it) for one of `requirements`:
     the machine code a library calls by that symbol (native_bundle.py saves it)."""
     module_name, qualname, argtypes = requirement
-    dispatcher = getattr(importlib.import_module(module_name), qualname)
+    dispatcher = getattr(_module(module_name), qualname)
     provided = getattr(dispatcher, _PROVIDER, None)
     if provided:
         compiled = dispatcher()
@@ -150,11 +164,12 @@ def provide(required, helper_modules):
     """Compiles (or loads) each required helper overload, or calls each required symbol
     provider, so that every symbol is known before machine code that calls it is
     loaded. Raises ValueError for a requirement that is neither a marked helper nor a
-    provider of `helper_modules` (names), or whose symbol is still unknown."""
+    provider of `helper_modules` (names), or whose symbol is still unknown, and
+    LookupError for one of a module not tapeflow's that is not loaded (`_module`)."""
     for module_name, qualname, argtypes in required:
         if module_name not in helper_modules:
             raise ValueError(f"not a helper module: {module_name!r}")
-        dispatcher = getattr(importlib.import_module(module_name), qualname, None)
+        dispatcher = getattr(_module(module_name), qualname, None)
         if getattr(dispatcher, _PROVIDER, False):
             dispatcher()
             continue
