@@ -20,6 +20,17 @@ from tapeflow.ops.registry import lookup
 N = 200_000  # 800 kB per float32 array: big enough to see, small enough to be quick
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _collect_only_new_objects():
+    """The checks below collect garbage often; by this point of a test session the heap
+    holds Numba's and every earlier test's objects, and a full collection of them takes
+    most of a second. Freezing them leaves the collections what the tests made."""
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
+
+
 def _big(seed=0):
     return tf.constant(np.random.default_rng(seed).uniform(0.1, 0.9, N).astype(np.float32))
 
