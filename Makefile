@@ -11,8 +11,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# One worker per core (each with its own kernel cache directory, tests/conftest.py); a
+# worker that runs out of tests takes some of another's.
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --maxprocesses=8 --dist worksteal
 
 demo: $(STAMP)
 	$(PY) examples/tour.py

@@ -11,7 +11,9 @@ import tempfile
 from pathlib import Path
 
 # One compiled-kernel cache for the whole session (compiled tests share it), never the
-# user's ~/.cache/tapeflow. config.py reads it when tapeflow is first imported.
+# user's ~/.cache/tapeflow. config.py reads it when tapeflow is first imported. Under
+# pytest-xdist (`make test`) each worker imports this file, so each has its own: tests
+# that damage or count a cache's files see only their worker's.
 _CACHE_DIR = tempfile.mkdtemp(prefix="tapeflow-test-cache-")
 os.environ["TAPEFLOW_CACHE_DIR"] = _CACHE_DIR
 # Background compiles in threads: a process per tiered compile would start hundreds of
