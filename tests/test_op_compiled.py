@@ -1,6 +1,6 @@
 """Every op with a compiled lowering: eager vs compiled, forward, gradient and vectorized
-jacobian, on the op's samples (float64 cases also run in float32, where the polynomial
-helpers matter).
+jacobian, on the op's samples (a float64 case also runs in float32, where the polynomial
+helpers matter, and a complex128 one in complex64).
 
 Numba compiles are slow, so each op compiles once: its cases (several shapes and dtypes)
 and their gradients are traced into one graph. Every op of the table has a lowering.
@@ -43,8 +43,9 @@ def _weights(outputs, rng):
             if o.dtype.is_differentiable else None for o in outputs]
 
 
-def _apply(op, case, tensors, weights_rng):
-    """(outputs, gradients) of `op` on `tensors`, with a tape for the float inputs."""
+def _apply(op, case, tensors, weights_rng, jacobian):
+    """(outputs, gradients) of `op` on `tensors`, with a tape for the float inputs; with
+    `jacobian`, the gradients end with the first float output's jacobians."""
     wrt = [i for i in wrt_indices(case) if case.inputs[i].dtype.kind in "fc"] \
         if op.differentiable else []
     sources = [tensors[i] for i in wrt]
@@ -62,7 +63,7 @@ def _apply(op, case, tensors, weights_rng):
             # The vectorized jacobian of the first float output: the batched forms of
             # the gradient rule's ops, compiled.
             target = next(o for o, s in zip(outputs, seeds) if s is not None)
-            if int(np.prod(target._shape)):
+            if jacobian and int(np.prod(target._shape)):
                 grads += [j for j in tape.jacobian(target, sources) if j is not None]
     return list(outputs), grads
 
@@ -71,12 +72,32 @@ def _cases(data, name):
     cases = []
     # An op that takes complex numbers too compiles one complex case at least.
     complex_too = hasattr(SAMPLES[name], "complex_cases")
+    twinned = set()
     for k in range(CASES_PER_OP):
         case = draw_case(data, name, complex_only=complex_too and k == 0)
         cases.append(case)
-        if any(a.dtype in (np.float64, np.complex128) for a in case.inputs):
+        # One single-precision twin per op (one real, one complex) reaches its float32
+        # helpers; more would grow the kernel, whose compile is most of this file's time,
+        # without reaching other code.
+        doubles = {a.dtype.kind for a in case.inputs if a.dtype in (np.float64, np.complex128)}
+        if doubles and not doubles <= twinned:
             cases.append(with_float_dtype(case, np.float32))
+            twinned |= doubles
     return cases
+
+
+def _jacobian_cases(cases):
+    """Whether each case compiles its jacobian too: the first case of each set of float
+    dtypes does (float64 and float32, complex128 and complex64). The jacobian's batched
+    ops are ops of the table, each compiled in its own test, and their batching is
+    checked on many more cases eagerly (test_op_jacobians.py); every case's jacobian
+    would double the kernel."""
+    flags, seen = [], set()
+    for case in cases:
+        dtypes = frozenset(a.dtype for a in case.inputs if a.dtype.kind in "fc")
+        flags.append(dtypes not in seen)
+        seen.add(dtypes)
+    return flags
 
 
 def _reset_random(cases):
@@ -122,19 +143,20 @@ def test_compiled_matches_eager(name, data):
     feeds, expected, what = [], [], []
     with tracing(graph):
         rng = np.random.default_rng(seed)
-        for k, case in enumerate(cases):
+        for k, (case, jacobian) in enumerate(zip(cases, _jacobian_cases(cases))):
             placeholders = [graph.placeholder(a.shape, dtype_of(a)) for a in case.inputs]
             feeds += case.inputs
-            outputs, grads = _apply(op, case, placeholders, rng)
+            outputs, grads = _apply(op, case, placeholders, rng, jacobian)
             graph.outputs += outputs + grads
             what += [f"case {k} output {j}" for j in range(len(outputs))]
             what += [f"case {k} gradient {j}" for j in range(len(grads))]
     rng = np.random.default_rng(seed)
     _reset_random(cases)
     forget_state(op)
-    for case in cases:
+    for case, jacobian in zip(cases, _jacobian_cases(cases)):
         case = _with_next_counter(case) if op.stateful else case
-        outputs, grads = _apply(op, case, [tf.constant(a) for a in case.inputs], rng)
+        outputs, grads = _apply(op, case, [tf.constant(a) for a in case.inputs], rng,
+                                jacobian)
         expected += [t.numpy() for t in outputs + grads]
     compiled = compile_graph(graph)
     _reset_random(cases)
