@@ -66,15 +66,18 @@ def install():
 
     import tapeflow.backends.numba_cpu as backend
     from tapeflow.backends import compiler
-    from tapeflow.backends.numba_cpu import cache, generator
+    from tapeflow.backends.numba_cpu import cache, generator, outline
     from tapeflow.backends.numba_cpu.kernels import microgemm
     from tapeflow.graph import function
 
     clock = StageClock()
     clock.wrap(function.Function, "_trace", "trace (Python function -> graph)")
     clock.wrap(compiler, "optimize", "passes (inline, fold, CSE, DCE)")
-    clock.wrap(generator, "generate", "source generation")
-    clock.wrap(backend, "assemble", "source generation")
+    # Source generation in its parts: at a large unrolled T these grow with T.
+    clock.wrap(generator, "generate", "source generation: the nodes' code")
+    clock.wrap(generator, "without_dead_views", "source generation: dropping dead views")
+    clock.wrap(outline, "outline", "source generation: outlining repeated code")
+    clock.wrap(backend, "assemble", "source generation: the module's text")
     clock.wrap(cache, "load", "kernel module: write + exec")
     clock.wrap(microgemm, "register", "matrix kernel (microgemm) compile/load")
     clock.wrap(codegen.CPUCodeLibrary, "_optimize_functions", "LLVM optimization")

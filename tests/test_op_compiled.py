@@ -140,10 +140,11 @@ def test_compiled_matches_eager(name, data):
     cases = _cases(data, name)
     seed = data.draw(st.integers(0, 2**32 - 1), label="weights seed")
     graph = Graph(name)
+    jacobians = _jacobian_cases(cases)
     feeds, expected, what = [], [], []
     with tracing(graph):
         rng = np.random.default_rng(seed)
-        for k, (case, jacobian) in enumerate(zip(cases, _jacobian_cases(cases))):
+        for k, (case, jacobian) in enumerate(zip(cases, jacobians)):
             placeholders = [graph.placeholder(a.shape, dtype_of(a)) for a in case.inputs]
             feeds += case.inputs
             outputs, grads = _apply(op, case, placeholders, rng, jacobian)
@@ -153,7 +154,7 @@ def test_compiled_matches_eager(name, data):
     rng = np.random.default_rng(seed)
     _reset_random(cases)
     forget_state(op)
-    for case, jacobian in zip(cases, _jacobian_cases(cases)):
+    for case, jacobian in zip(cases, jacobians):
         case = _with_next_counter(case) if op.stateful else case
         outputs, grads = _apply(op, case, [tf.constant(a) for a in case.inputs], rng,
                                 jacobian)

@@ -538,7 +538,7 @@ def without_dead_views(lines):
     its node, and the code after may read only some of them."""
     while True:
         # One match over all the lines, not one per line: an unrolled loop of 1,000 steps
-        # has 80,000 (a newline parts identifiers as a line's end does).
+        # has 80,000 (a newline ends an identifier, as the end of a line does).
         uses = collections.Counter(names.IDENTIFIER.findall("\n".join(lines)))
         kept = [line for line in lines
                 if not ((view := _VIEW.match(line)) and uses[view.group(1)] == 1)]
