@@ -32,6 +32,16 @@ def helper_names(short_names=HELPER_MODULES):
     return found
 
 
+def _njit():
+    """numba.njit, with tapeflow's rewrite of typed constants registered (typed_constants.py)
+    before anything of tapeflow's is compiled: the helpers are made here, and every
+    generated kernel imports some."""
+    from numba import njit
+
+    from .. import typed_constants  # noqa: F401 - registers the rewrite
+    return njit
+
+
 def helper(fn, fastmath=("contract",)):
     """Every helper: nopython, the NumPy error model (x / 0 is inf, not an exception),
     and neither a C-callable nor a Python wrapper: kernels call helpers natively, and
@@ -39,7 +49,7 @@ def helper(fn, fastmath=("contract",)):
     1.01 s to 0.78 s). A call from Python goes through a jitted function that calls the
     helper (`_HelperDispatcher`). Numba is imported here, not with the package:
     numpy_blas is needed without it (native_loader.py)."""
-    from numba import njit
+    njit = _njit()
     dispatcher = njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True,
                       no_cpython_wrapper=True, fastmath=set(fastmath))(fn)
     dispatcher.__class__ = _helper_dispatcher_class()
@@ -78,7 +88,7 @@ def _python_caller(dispatcher, arity):
 
 def inlined_helper(fn):
     """A helper whose code is put into each caller before typing: no compile of its own."""
-    from numba import njit
+    njit = _njit()
     return njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True,
                 fastmath={"contract"}, inline="always")(fn)
 
