@@ -86,7 +86,7 @@ def test_benchmark_and_its_gradient_are_one_fused_loop_each(numba_dispatchers):
     assert "for " in src and "np.dot" not in src
     assert "@njit(" in src and 'error_model="numpy"' in src
     from tapeflow.backends.numba_cpu.numba_cache import SignedCache
-    assert isinstance(compiled._kernel._cache, SignedCache)  # Numba's cache, signed
+    assert isinstance(compiled.dispatcher._cache, SignedCache)  # Numba's cache, signed
     assert "fastmath" not in src and "forceobj" not in src and "object" not in src
     xv = np.random.default_rng(0).uniform(-3, 3, 10_000).astype(np.float32)
     y, dx = run(compiled, xv)
@@ -267,7 +267,7 @@ def test_a_second_process_loads_the_machine_code_from_the_cache():
             x = g.placeholder((4,), tf.float32)
             g.outputs = [tf.reduce_sum(tf.exp(x) * 3.0)]
         c = compile_graph(g)
-        stats = getattr(c._kernel, "stats", None)  # None: loaded without Numba
+        stats = getattr(c.dispatcher, "stats", None)  # None: loaded without Numba
         print(json.dumps([c.cache_key, "numba" in sys.modules,
                           stats and sum(stats.cache_hits.values()),
                           stats and sum(stats.cache_misses.values())]))
@@ -626,7 +626,7 @@ def test_gradient_through_a_while_loop_uses_its_history(numba_dispatchers):
     # The history's helpers are called by symbol, not linked into (and compiled again in)
     # the kernel; and no variable is cast to the dtype it already has (the loop counter).
     from tapeflow.backends.numba_cpu import helper_symbols
-    (overload,) = compiled._kernel.overloads.values()
+    (overload,) = compiled.dispatcher.overloads.values()
     called = {name for _, name, _ in helper_symbols.requirements(overload.library)}
     assert {"copy_into", "grow_rows"} <= called
     assert not _casts_of_cast_variables(compiled.module_source), compiled.module_source

@@ -50,13 +50,13 @@ SPECS = (((None, 2, 4), tf.float32), ((3, 3), tf.float32), ((4, 3), tf.float32))
 
 def test_the_steps_of_an_unrolled_loop_compile_once_and_run_in_a_loop(numba_dispatchers):
     compiled = compile_graph(trace(rnn_gradient, *SPECS))
-    module = compiled._kernel.py_func.__globals__
+    module = compiled.dispatcher.py_func.__globals__
     steps = sorted(name for name in module if name.startswith("repeated_"))
     assert steps, compiled.source
     # Each function Numba compiled once, whatever the number of steps that call it, and
     # the kernel calls it by symbol: its code is not linked in and compiled again.
     assert all(len(module[name].signatures) == 1 for name in steps)
-    cres, = compiled._kernel.overloads.values()
+    cres, = compiled.dispatcher.overloads.values()
     called = {qualname for _, qualname, _ in helper_symbols.requirements(cres.library)}
     assert set(steps) <= called
     # The forward and the backward steps are each one loop of the kernel.

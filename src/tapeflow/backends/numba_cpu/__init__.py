@@ -145,8 +145,9 @@ def compile_graph(graph):
                              digest, module_source=source)
     module = machine.machine_code(source, digest, signature)
     try:
-        compiled = CompiledGraph(optimized, module.kernel, params, cg, output_specs,
-                                 assigned, shown, digest, module_source=source)
+        compiled = CompiledGraph(optimized, machine.entry_point(module.kernel, signature),
+                                 params, cg, output_specs, assigned, shown, digest,
+                                 module_source=source, dispatcher=module.kernel)
     except BaseException:
         cache.release(module)
         raise

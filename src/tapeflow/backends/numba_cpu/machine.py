@@ -53,6 +53,23 @@ def machine_code(source, digest, signature):
     return module
 
 
+def entry_point(kernel, signature):
+    """What calls the compiled `kernel` for `signature`: the built-in function Numba made
+    for its Python wrapper, as a kernel loaded from its bundle is called. Numba's
+    dispatcher would find the overload by typing the arguments first (their dtypes,
+    ranks and layouts, which runtime.py has made the signature's already), and its
+    first call types them in Python: about 15 ms of a new graph's first call, which
+    imported numpy.ma for a check of masked arrays. The kernel itself where it is not
+    compiled (NUMBA_DISABLE_JIT)."""
+    overloads = getattr(kernel, "overloads", None)
+    if not overloads:
+        return kernel
+    argument_types = tuple(argument_type(kind, dtype, ndim)
+                           for kind, dtype, ndim in json.loads(signature))
+    compiled = overloads.get(argument_types)
+    return kernel if compiled is None else compiled.entry_point
+
+
 def _outlined_by_symbol(module):
     """Makes the kernel call the functions outline.py made of its repeated code by
     symbol, as it calls the helpers (helper_symbols.py): linked in, each one's code was

@@ -10,13 +10,16 @@ class CompiledGraph:
     """A graph compiled to machine code; call it with the input and variable arrays."""
 
     def __init__(self, graph, kernel, params, cg, output_specs, assigned, source, digest,
-                 module_source):
+                 module_source, dispatcher=None):
         self.graph = graph
         # source: the kernel as shown (names.py); module_source: the module compiled
         self.source = source
         self.module_source = module_source
         self.cache_key = digest
+        # kernel: what runs it, a built-in function calling its compiled Python wrapper;
+        # dispatcher: Numba's, where Numba compiled or loaded it (None from a bundle)
         self._kernel = kernel
+        self.dispatcher = dispatcher
         self._n_variables = len(graph.variables)
         self._outputs = output_specs
         self._assigned = assigned
