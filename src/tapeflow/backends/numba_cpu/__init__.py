@@ -29,6 +29,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     cache,
     candidate_sampling,
     checks,
+    compile_costs,
     compile_process,
     control_flow,
     convolution,
@@ -120,9 +121,10 @@ def _prepared(graph):
     """`graph` optimized (inlining, folding, CSE, DCE) and generated: (optimized graph,
     codegen state, output specs, assigned variables, module source, shown source,
     parameters, the source's hash)."""
-    optimized = compiler.optimize(graph)
-    cg, output_specs, assigned = generator.generate(optimized, loops.emit_group)
-    source, shown, params = assemble(cg)
+    with compile_costs.collector_paused():
+        optimized = compiler.optimize(graph)
+        cg, output_specs, assigned = generator.generate(optimized, loops.emit_group)
+        source, shown, params = assemble(cg)
     return optimized, cg, output_specs, assigned, source, shown, params, cache.key(source)
 
 
