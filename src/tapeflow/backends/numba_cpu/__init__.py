@@ -18,6 +18,7 @@ Numba (native_loader.py); machine.py compiles or loads the rest with Numba, and 
 their bundles.
 """
 
+import functools
 import re
 import weakref
 
@@ -37,6 +38,7 @@ from . import (  # noqa: F401 - each lowering module attaches its lowerings to t
     decompositions,
     elementwise,
     fft,
+    generated_cache,
     generator,
     indexing,
     linalg,
@@ -120,12 +122,32 @@ def assemble(cg):
 def _prepared(graph):
     """`graph` optimized (inlining, folding, CSE, DCE) and generated: (optimized graph,
     codegen state, output specs, assigned variables, module source, shown source,
-    parameters, the source's hash)."""
+    parameters, the source's hash). A large graph generated before is not generated
+    again: generated_cache.py keeps what its generation made (the state's parts the
+    runtime reads), and the shown source is then a function that makes it."""
     with compile_costs.collector_paused():
         optimized = compiler.optimize(graph)
+        kept_as = generated_cache.key(optimized)  # None: generated each time
+        if kept_as is not None:
+            kept = generated_cache.load(kept_as, optimized)
+            if kept is not None:
+                state, output_specs, assigned, source, params, digest = kept
+                return (optimized, state, output_specs, assigned, source,
+                        functools.partial(_shown, optimized), params, digest)
         cg, output_specs, assigned = generator.generate(optimized, loops.emit_group)
         source, shown, params = assemble(cg)
-    return optimized, cg, output_specs, assigned, source, shown, params, cache.key(source)
+        digest = cache.key(source)
+        if kept_as is not None:
+            generated_cache.save(kept_as, optimized, cg, output_specs, assigned, source,
+                                 params, digest)
+    return optimized, cg, output_specs, assigned, source, shown, params, digest
+
+
+def _shown(optimized):
+    """The shown source of a graph whose generation was kept: generated when asked for,
+    as it names the user's lines (which the kept generation does not hold)."""
+    cg, _, _ = generator.generate(optimized, loops.emit_group)
+    return assemble(cg)[1]
 
 
 # graph -> _prepared(graph), from compile_elsewhere, for the compile that follows it

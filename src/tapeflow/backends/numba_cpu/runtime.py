@@ -12,8 +12,9 @@ class CompiledGraph:
     def __init__(self, graph, kernel, params, cg, output_specs, assigned, source, digest,
                  module_source, dispatcher=None):
         self.graph = graph
-        # source: the kernel as shown (names.py); module_source: the module compiled
-        self.source = source
+        # source: the kernel as shown (names.py), or a function that makes it (the
+        # `source` property); module_source: the module compiled
+        self._shown = source
         self.module_source = module_source
         self.cache_key = digest
         # kernel: what runs it, a built-in function calling its compiled Python wrapper;
@@ -51,6 +52,13 @@ class CompiledGraph:
                 self._plan.append((6, None, None, None, None))
             else:
                 self._plan.append((4, p.ref, None, None, None))
+
+    @property
+    def source(self):
+        """The kernel's source as shown: readable names, the user's lines as comments."""
+        if callable(self._shown):
+            self._shown = self._shown()
+        return self._shown
 
     def __call__(self, input_arrays, variable_arrays, streams=None):
         """streams: {stream key: Generator} for the random ops inside branches and loops
