@@ -107,9 +107,8 @@ def _fingerprint(graph):
         ordinal = variables.setdefault(id(variable), len(variables))
         return [ordinal, variable.dtype.name, list(variable._shape)]
 
-    writer = GraphWriter(variable_key)
+    writer = _WriterWithoutLines(variable_key)
     encoded = writer.graph(graph)
-    _without_source_lines(encoded)
     # repr, not json.dumps: the same data (JSON's types only), a third of the time; the
     # same graph writes its dicts in the same order.
     h = hashlib.sha256(repr(encoded).encode())
@@ -122,20 +121,18 @@ def _fingerprint(graph):
     return h.digest()
 
 
-def _without_source_lines(encoded):
-    """Drops the user's lines from a written graph (its nodes' and its sub-graphs'): the
-    module text and what the runtime reads never hold them (an error names the line of
-    the node in the graph it runs for), so a script run from another folder, or a
-    notebook cell run again, finds what was kept. Only the shown source names them: it
-    is generated when it is asked for (runtime.CompiledGraph.source)."""
-    if isinstance(encoded, dict):
-        if "op" in encoded and "source" in encoded:
-            encoded["source"] = None
-        for value in encoded.values():
-            _without_source_lines(value)
-    elif isinstance(encoded, list):
-        for value in encoded:
-            _without_source_lines(value)
+class _WriterWithoutLines(GraphWriter):
+    """graph/serialize.py's writer, less the user's lines (its nodes' and its sub-graphs'):
+    the module text and what the runtime reads never hold them (an error names the line
+    of the node in the graph it runs for), so a script run from another folder, or a
+    notebook cell run again, finds what was kept. Only the shown source names them: it is
+    generated when it is asked for (runtime.CompiledGraph.source)."""
+
+    def graph(self, graph):
+        encoded = super().graph(graph)
+        for node in encoded["nodes"]:
+            node["source"] = None
+        return encoded
 
 
 @functools.cache
