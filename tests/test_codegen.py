@@ -984,3 +984,19 @@ def test_checks_fail_through_helper_calls_not_raises_in_the_kernel():
         "        if a != b: fail_value(np.int64(code_base + 2), ())",
         "    if n: fail_value(np.int64(7), (np.int64((p * q)), np.int64(size(r, s)), ))",
         "    y = x + 1"]
+
+
+def test_a_kernel_numba_compiled_here_runs_through_its_entry_point(numba_dispatchers):
+    # Not through the dispatcher, which types the arguments on each call (machine.py).
+    def fn(x, i):
+        return tf.reduce_sum(tf.tanh(x) * 2.0), tf.gather(x, i)
+    compiled = compile_graph(trace(fn, ((5,), F32), ((2,), tf.int32)))
+    (overload,) = compiled.dispatcher.overloads.values()
+    assert compiled._kernel is overload.entry_point
+    xv = np.linspace(-2, 2, 5, dtype=np.float32)
+    assert_matches(run(compiled, xv, np.array([4, 0], np.int32)),
+                   eager(fn, xv, np.array([4, 0], np.int32)))
+    # Its errors are translated as before; nothing was compiled again for them.
+    with pytest.raises(InvalidArgumentError, match="GatherV2"):
+        run(compiled, xv, np.array([7, 0], np.int32))
+    assert len(compiled.dispatcher.overloads) == 1

@@ -140,6 +140,28 @@ def test_a_damaged_or_foreign_file_is_generated_again(small_graphs_kept, monkeyp
     assert generated
 
 
+def test_a_kept_parameter_that_refers_to_nothing_is_generated_again(small_graphs_kept):
+    import json
+    compile_graph(trace(6.0))
+    path = kept_path(trace(6.0))
+    kept = json.loads(cache_store.read_signed(path))
+    inputs_ = [p for p in kept["params"] if p[1] == "input"]
+    inputs_[0][2] = 7  # signed, but the graph has two inputs
+    cache_store.write_signed(path, json.dumps(kept).encode())
+    generated = []
+    generate = generator.generate
+
+    def counting(*args):
+        generated.append(1)
+        return generate(*args)
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(generator, "generate", counting)
+        compiled = compile_graph(trace(6.0))
+    assert generated
+    for got, want in zip(compiled(inputs(), [])[0], eager(6.0), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 def test_graphs_with_random_draws_are_generated_each_time(small_graphs_kept):
     def noisy(xs, w, scale):
         h = tf.zeros((2, 3))

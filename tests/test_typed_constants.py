@@ -63,3 +63,15 @@ def test_other_functions_are_left_alone(rewritten):
     theirs.__module__ = "someone_else"
     assert njit(theirs)(F32(2.0)) == F32(2.0)
     assert not rewritten
+
+
+def test_the_rewrite_is_there_before_tapeflow_compiles_anything():
+    # Registered by the helpers' decorator, which every kernel's helpers go through.
+    import subprocess
+    import sys
+    code = ("from tapeflow.backends.numba_cpu.kernels import scalar_math\n"
+            "from numba.core.rewrites import rewrite_registry\n"
+            "print([c.__module__ for c in rewrite_registry.rewrites['before-inference']])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert typed_constants.__name__ in out.stdout

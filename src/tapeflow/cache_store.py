@@ -111,7 +111,7 @@ def write_private(path, data):
             f.write(data)
         os.replace(temporary, path)
     except BaseException:
-        _remove(temporary)
+        remove(temporary)
         raise
 
 
@@ -134,7 +134,7 @@ def _read_or_create_key(folder):
         key = _private_key(path)
         if key is not None:
             return key
-        _remove(path)
+        remove(path)
         fd, temporary = tempfile.mkstemp(prefix=_TEMPORARY, dir=folder)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -143,7 +143,7 @@ def _read_or_create_key(folder):
         except FileExistsError:
             pass
         finally:
-            _remove(temporary)
+            remove(temporary)
     raise OSError(f"cannot make a private key file {path}")
 
 
@@ -251,7 +251,7 @@ def evict(folder, max_bytes):
     most `max_bytes`; returns how many kernels went."""
     kernels, stale = _kernel_files(folder)
     for path in stale:
-        _remove(path)
+        remove(path)
     sizes = {k: sum(size for _, size, _ in files) for k, files in kernels.items()}
     total = sum(sizes.values())
     if total <= max_bytes:
@@ -262,7 +262,7 @@ def evict(folder, max_bytes):
         if total <= max_bytes:
             break
         for path, _, _ in kernels[k]:
-            _remove(path)
+            remove(path)
         total -= sizes[k]
         removed += 1
     return removed
@@ -274,7 +274,7 @@ def clear(folder):
     miss, and files are only ever replaced whole."""
     kernels, stale = _kernel_files(folder)
     for path in stale + [path for files in kernels.values() for path, _, _ in files]:
-        _remove(path)
+        remove(path)
 
 
 def _after_fork_in_child():  # the thread that held the lock is not in the child
@@ -285,7 +285,8 @@ def _after_fork_in_child():  # the thread that held the lock is not in the child
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _remove(path):
+def remove(path):
+    """Removes a cache file if it is there (another process may have removed it)."""
     try:
         os.unlink(path)
     except OSError:

@@ -31,7 +31,7 @@ import types
 import numpy as np
 
 from ... import cache_store
-from ...graph.serialize import GraphWriter, encode_data
+from ...graph.serialize import GraphWriter, decode_data, encode_data
 from . import cache
 from .generator import Param
 
@@ -74,11 +74,11 @@ def load(found_key, graph):
     try:
         if body is None:
             raise ValueError("not tapeflow's")
-        found = _decoded(json.loads(body), list(graph.all_nodes()))
+        found = _decoded(json.loads(body), graph, list(graph.all_nodes()))
     except (ValueError, KeyError, TypeError, IndexError) as e:
         if body is not None:
             cache_store.report_damage(path, f"{type(e).__name__}: {e}")
-        _remove(path)
+        cache_store.remove(path)
         return None
     cache_store.touch(path)
     return found
@@ -161,13 +161,6 @@ def _path(found_key):
     return os.path.join(cache_store.directory(), f"{cache.module_name(found_key)}{_SUFFIX}")
 
 
-def _remove(path):
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
 # -- what is kept -------------------------------------------------------------------------
 
 def _encoded(nodes, cg, output_specs, assigned, source, params, digest):
@@ -229,32 +222,43 @@ def _from_array(kept):
     return np.frombuffer(data, dtype=dtype).reshape(kept["shape"]).copy()
 
 
-def _decoded(kept, nodes):
+def _text(value):
+    if not isinstance(value, str):
+        raise ValueError(f"expected text, found {value!r}")
+    return value
+
+
+def _decoded(kept, graph, nodes):
     if kept.get("format") != _FORMAT:
         raise ValueError("written by another version")
     source, digest = kept["source"], kept["digest"]
     if not isinstance(source, str) or cache.key(source) != digest:
         raise ValueError("its source is not the one its digest names")
 
-    def node(place):
-        if place is None:
+    def node(place, required=False):
+        if place is None and not required:  # a site may name none
             return None
-        if not isinstance(place, int) or not 0 <= place < len(nodes):
+        if type(place) is not int or not 0 <= place < len(nodes):
             raise ValueError(f"no node {place!r}")
         return nodes[place]
 
-    params = []
-    for name, kind, ref, dtype, ndim in kept["params"]:
-        if kind not in _PLAIN_PARAMS or not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"a parameter {name!r} of kind {kind!r}")
-        params.append(Param(name, kind, ref, np.dtype(dtype), int(ndim)))
     state = types.SimpleNamespace(
         scalar_packs={name: _from_array(a) for name, a in kept["scalar_packs"].items()},
         arrays=[_from_array(a) for a in kept["arrays"]],
         ints=[int(v) for v in kept["ints"]],
-        errors=[(kind, node(place), _plain_value(detail))
+        errors=[(_text(kind), node(place, required=True), _plain_value(detail))
                 for kind, place, detail in kept["errors"]],
         sites=[node(place) for place in kept["sites"]])
+    # What each kind of parameter refers to must be there (runtime.py looks it up).
+    refs = {"input": range(len(graph.inputs)), "variable": range(len(graph.variables)),
+            "scalars": state.scalar_packs, "array": range(len(state.arrays))}
+    params = []
+    for name, kind, ref, dtype, ndim in kept["params"]:
+        if kind not in _PLAIN_PARAMS or not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"a parameter {name!r} of kind {kind!r}")
+        if kind in refs and (type(ref) not in (int, str) or ref not in refs[kind]):
+            raise ValueError(f"parameter {name} refers to {ref!r}, which is not there")
+        params.append(Param(name, kind, ref, np.dtype(dtype), int(ndim)))
     outputs = [(kind, _from_array(ref) if kind == "constant" else int(ref))
                for kind, ref in kept["outputs"]]
     assigned = [(int(index), int(k)) for index, k in kept["assigned"]]
@@ -262,8 +266,6 @@ def _decoded(kept, nodes):
 
 
 def _plain_value(encoded):
-    from ...graph.serialize import decode_data
-
     def fail(path, message):
         raise ValueError(f"{path}: {message}")
 

@@ -66,19 +66,12 @@ def kernel(digest, signature):
         except (ValueError, KeyError, TypeError) as e:
             if body is not None:
                 cache_store.report_damage(path, f"{type(e).__name__}: {e}")
-            _remove(path)  # Numba loads the kernel, and writes the file again
+            cache_store.remove(path)  # Numba loads the kernel, and writes the file again
             return None
         if loaded is not None:
             cache_store.touch(path)
             _kernels[path] = loaded
         return loaded
-
-
-def _remove(path):
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def _numba_settings_allow():
