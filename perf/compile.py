@@ -7,9 +7,10 @@ matrix kernel and the helpers, compiled once per cache directory and signature a
 shared by all kernels) and the graph's own kernel, which the targets are about.
 
 Cases: the MLP gradient step (perf/mlp.py), the RNN gradient with a tensor loop
-(perf/rnn.py), the same RNN unrolled by a Python `for` (T=10 and T=30 by default; pass
-`--unrolled 100` for the T=100 figure: minutes before this work), and a Dense + Adam
-training loop, tiered against eager at 10, 200 and 5,000 steps. JAX's `jit` and
+(perf/rnn.py), the 256 x 256 Jacobian of perf/jacobians.py computed row by row
+(`experimental_use_pfor=False`), the same RNN unrolled by a Python `for` (T=10 and T=30
+by default; pass `--unrolled 100` for the T=100 figure: minutes before this work), and a
+Dense + Adam training loop, tiered against eager at 10, 200 and 5,000 steps. JAX's `jit` and
 TensorFlow's `tf.function` join, each first call in a fresh process of its own, where
 importable: from this interpreter (`make perf-peers` installs JAX), or from the one
 `--peer-python` names (a virtual environment of its own, say, as TensorFlow's wheels are
@@ -72,6 +73,23 @@ args = (tf.constant(x), tf.constant(labels))
     # The RNN of perf/rnn.py with a tensor loop, and unrolled by a Python loop.
     "rnn": _RNN.format(loop="tf.range(tf.shape(xs)[0])", steps="rnn.T"),
     "unrolled": _RNN.format(loop="range(STEPS)", steps="STEPS"),
+    # perf/jacobians.py's 256 x 256 Jacobian, row by row: a tensor loop of backward
+    # passes, as in TensorFlow's graph.
+    "jacobian": """
+import tapeflow as tf
+from jacobians import jacobian_data
+a, x = jacobian_data()
+a = tf.constant(a)
+@tf.function
+def fn(x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.tanh(tf.linalg.matvec(a, x))
+        if EXTRA_OP:
+            y = tf.abs(y)
+    return tape.jacobian(y, x, experimental_use_pfor=False)
+args = (tf.constant(x),)
+""",
 }
 
 # The first call, timed; the one-time kernels' shares: the matrix kernel's compile or
@@ -176,6 +194,18 @@ def loss(params, xs):
     return jnp.sum(h * h)
 fn = jax.jit(jax.grad(loss))
 args = ([jnp.asarray(a) for a in (w, u, b)], jnp.asarray(xs))
+""",
+    # Row by row too: lax.map of the pullback over the unit seeds.
+    "jacobian": """
+import jax, jax.numpy as jnp
+from jacobians import jacobian_data
+a, x = jacobian_data()
+def rows(x):
+    y, pullback = jax.vjp(lambda x: jnp.tanh(a @ x), x)
+    return jax.lax.map(lambda k: pullback(jax.nn.one_hot(k, y.shape[0], dtype=y.dtype))[0],
+                       jnp.arange(y.shape[0]))
+fn = jax.jit(rows)
+args = (jnp.asarray(x),)
 """,
 }
 
@@ -380,8 +410,11 @@ def run(peers, repeat=1, unrolled=(10, 30), training=True, peer_python=None):
                 for peer in present]
 
     results = []
-    for case, name, target in (("mlp", "MLP step first call", "target <= 1.0 s"),
-                               ("rnn", "RNN tf.range T=100 first call", "target <= 1.0 s")):
+    for case, name, target in (
+            ("mlp", "MLP step first call", "target <= 1.0 s"),
+            ("rnn", "RNN tf.range T=100 first call", "target <= 1.0 s"),
+            ("jacobian", "jacobian 256x256 use_pfor=False",
+             "no target (86 s when its rows were unrolled)")):
         times = _median_of(repeat, lambda case=case: first_calls(case))
         results += _first_call_rows(name, times, peer_rows(case), target)
     for steps in unrolled:

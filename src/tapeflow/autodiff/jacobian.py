@@ -5,6 +5,9 @@ rules, whose ops run on whole stacks (ops/batching.py), so a Jacobian costs one 
 pass of matrix ops instead of one pass per output element. `parallel_iterations` bounds
 the rows per pass (memory); `experimental_use_pfor=False`, or an op without a vectorized
 form, runs the per-row loop instead, as TensorFlow falls back from pfor to a while loop.
+Inside tf.function that loop is a tensor loop whose body is one backward pass, as in
+TensorFlow's graph: a Python loop there would trace a backward pass per row, and the
+kernel would grow with the number of rows (a 256-row Jacobian took 86 s to compile).
 """
 
 import numpy as np
@@ -191,8 +194,49 @@ def _assemble(rows, source, lead_shape, mode, stack_axis=0):
     return reshape(stack(rows, axis=stack_axis), tuple(lead_shape) + src_shape)
 
 
+def _in_function():
+    from .. import context
+    return context.current_graph.get() is not None
+
+
+def _loopable(target):
+    # one_hot makes the seeds: its dtypes
+    return target.dtype.is_floating or target.dtype.is_complex
+
+
+def _looped_rows(tape, target, ids, seed_for, rows):
+    """The gradients w.r.t. `ids` of `rows` backward passes, pass k seeded by
+    seed_for(k), stacked along a first axis of `rows`, in one tensor loop: pass 0 runs
+    before it (as in map_fn), which also finds the sources it reaches (the same for
+    every pass). None for a source no pass reaches."""
+    from ..ops.functional import _collect
+
+    def grads(k):
+        found = tape._run_backprop([target], [seed_for(k)], reached)
+        return [found[sid] for sid in reached]
+
+    first = tape._run_backprop([target], [seed_for(0)], ids)
+    reached = [sid for sid in ids if first.get(sid) is not None]
+    if not reached:
+        return [None for _ in ids]
+    stacks = iter(_collect(([first[sid] for sid in reached], ()),
+                           lambda k, state: (grads(k), state), rows, reverse_order=False))
+    return [next(stacks) if sid in reached else None for sid in ids]
+
+
+def _unit_rows_seed(shape, dtype, n):
+    """seed_for(k) of a Jacobian's loop: the one-hot row k of n, in the target's shape."""
+    from ..ops.indexing import one_hot
+    from ..ops.shape import reshape
+    return lambda k: reshape(one_hot(k, n, dtype=dtype), shape)
+
+
 def _sequential_jacobian(tape, target, flat_sources, ids, mode):
     n = int(np.prod(target._shape, dtype=np.int64))
+    if n > 1 and _in_function() and _loopable(target):
+        seed_for = _unit_rows_seed(target._shape, target.dtype, n)
+        stacks = _looped_rows(tape, target, ids, seed_for, n)
+        return [_finish(st, s, target._shape, mode) for st, s in zip(stacks, flat_sources)]
     rows = [[] for _ in flat_sources]
     for k in range(n):
         seed = _unit_seed(target._shape, target.dtype, k, n)
@@ -208,6 +252,16 @@ def _sequential_batch_jacobian(tape, target, source, mode):
     batch = t_shape[0]
     per_example = int(np.prod(t_shape[1:], dtype=np.int64))
     sid = _source_id(source)
+    if per_example > 1 and _in_function() and _loopable(target):
+        from ..ops.shape import broadcast_to, transpose
+        one_row = _unit_rows_seed((1,) + t_shape[1:], target.dtype, per_example)
+        (stacked_rows,) = _looped_rows(tape, target, [sid],
+                                       lambda j: broadcast_to(one_row(j), t_shape), per_example)
+        if stacked_rows is None:
+            return _unconnected(t_shape, s_shape, target, source, mode)
+        rank = len(stacked_rows._shape)  # (per_example, batch, *source_rest)
+        stacked_rows = transpose(stacked_rows, [1, 0] + list(range(2, rank)))
+        return reshape(stacked_rows, t_shape + s_shape[1:])
     rows = []
     for j in range(per_example):
         seed = np.zeros((batch, per_example), dtype=target.dtype._np)
