@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..ops.shape import RANK, SHAPE, SIZE
-from ..ops.structural import STORED_VALUE, of_kind
+from ..ops.structural import ASSIGN_VARIABLE, READ_VARIABLE, STORED_VALUE, of_kind
 from ..tensor import is_symbolic, wrap
 from .ir import Graph
 
@@ -295,10 +295,14 @@ def cse(graph):
     """Merges nodes that apply the same op to the same inputs with the same attrs.
 
     Stateful ops, assignments and structural nodes with sub-graphs are never merged;
-    two reads of one variable merge only when no assignment to it lies between them."""
+    two reads of one variable merge only when no assignment to it lies between them, and
+    a read after an assignment is the value assigned (what the kernels bind it to): an
+    optimizer's update of one variable, which reads back what it just assigned, then
+    fuses into one loop."""
     mapping = {}
     seen = {}
     generation = {}  # variable index -> number of assignments so far
+    assigned = {}  # variable index -> the value last assigned
     nodes = []
     for node in graph.nodes:
         node = _remap(node, mapping)
@@ -306,8 +310,15 @@ def cse(graph):
         if access == "assign":
             index = node.attrs["index"]
             generation[index] = generation.get(index, 0) + 1
+            assigned[index] = node.inputs[0]
             nodes.append(node)
             continue
+        if access == "read":
+            value, (out,) = assigned.get(node.attrs["index"]), node.outputs
+            if is_symbolic(value) and value.dtype == out.dtype and \
+                    tuple(value._shape) == tuple(out._shape):
+                mapping[id(out)] = value
+                continue
         if access != "read" and (node.op.stateful or _holds_graphs(node.op)):
             nodes.append(node)
             continue
@@ -434,11 +445,26 @@ def fusion_plan(graph, fusible):
     A group runs where its first node stood; a node joins a group only if each of its
     inputs is produced by the group (and is not a reduction result) or was available
     before the group started, so moving the node earlier never breaks a dependency.
+
+    A read of a variable that nothing assigned before it holds the value the graph
+    started with, whenever it runs: it comes first, and what reads it can join a group
+    that started earlier (an optimizer's update of one variable reads the variable after
+    the assignments of the others, and was cut into one loop per read).
     """
-    items = []
-    where = {}  # id(value) -> (position in items, group or None)
-    groups = []
+    assigned = set()
+    first_reads = []
     for node in graph.nodes:
+        if of_kind(node.op, READ_VARIABLE) and node.attrs["index"] not in assigned:
+            first_reads.append(node)
+        elif of_kind(node.op, ASSIGN_VARIABLE):
+            assigned.add(node.attrs["index"])
+    items = list(first_reads)
+    where = {}  # id(value) -> (position in items, group or None); none: from the start
+    groups = []
+    hoisted = {id(node) for node in first_reads}
+    for node in graph.nodes:
+        if id(node) in hoisted:
+            continue
         kind = fusible(node) if not node.op.structural else None
         if kind == "elementwise":
             shape = node.outputs[0]._shape
