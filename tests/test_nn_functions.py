@@ -63,6 +63,19 @@ def test_statistics_and_normalization_match_tensorflow():
         tf.space_to_batch_nd(tf.zeros([1, 3, 3, 1]), [2, 2], [[0, 0], [0, 1]])
 
 
+def test_ctc_loss_in_a_function_is_one_loop_whatever_the_frames():
+    # TensorFlow's ctc_loss_dense scans the frames: a Python loop would trace one step of
+    # ops per frame, and the kernel would grow with them.
+    labels = tf.constant([[1, 2, 1]])
+
+    def graph_size(frames):
+        logits = tf.zeros([frames, 1, 4])
+        f = tf.function(lambda x: tf.nn.ctc_loss(labels, x, [3], [frames]))
+        return sum(1 for _ in f.get_concrete_function(logits).graph.all_nodes())
+
+    assert graph_size(5) == graph_size(60)
+
+
 def test_ctc_matches_tensorflow():
     with tf.GradientTape() as tape:
         tape.watch(CTC_LOGITS)
@@ -131,7 +144,8 @@ def test_compiled_agrees_with_eager(monkeypatch):
     def composed(image, logits):
         pooled, argmax = tf.nn.max_pool_with_argmax(image, 2, 1, "SAME")
         return (tf.nn.dilation2d(image, STRUCTURE, [1, 1, 1, 1], "SAME", "NHWC",
-                                 [1, 1, 1, 1]), pooled, argmax, tf.nn.ctc_loss(tf.constant([[1, 2]]), logits, [2], [3]))
+                                 [1, 1, 1, 1]), pooled, argmax,
+                tf.nn.ctc_loss(tf.constant([[1, 2]]), logits, [2], [3]))
 
     assert_compiled_matches_eager(monkeypatch, composed, IMAGE, CTC_LOGITS, rtol=1e-6)
 

@@ -11,6 +11,7 @@ import numpy as np
 from .. import dtypes
 from . import rules
 from .creation import range as arange
+from .control import while_loop
 from .elementwise import cast, equal, less, logical_and, logical_or, not_equal, where
 from .indexing import one_hot, scatter_nd
 from .linalg import einsum
@@ -94,11 +95,16 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
     alpha = where(expand_dims(less(0, lengths), 1), alpha,
                   where(rules.as_tensor(np.arange(states) == 0), 0.0 * alpha, log_zero))
     padding = log_zero + 0.0 * alpha[:, :2]
-    for t in range(1, frames):
+
+    def step(t, alpha):
         one_back = concat([padding[:, :1], alpha[:, :-1]], axis=1)
         two_back = where(skips, concat([padding, alpha[:, :-2]], axis=1), log_zero)
         stepped = reduce_logsumexp(stack([alpha, one_back, two_back]), axis=0) + emissions[t]
-        alpha = where(expand_dims(less(t, lengths), 1), stepped, alpha)
+        return t + 1, where(expand_dims(less(t, lengths), 1), stepped, alpha)
+
+    # A tensor loop, as TensorFlow's ctc_loss_dense scans: in a tf.function, one step's
+    # ops whatever the number of frames (unrolled, 50 frames took half a minute to compile).
+    _, alpha = while_loop(lambda t, alpha: t < frames, step, [1, alpha])
     ends = 2 * cast(label_length, dtypes.int32)
     positions = rules.as_tensor(np.arange(states, dtype=np.int32))
     final = logical_or(equal(positions, expand_dims(ends, 1)),
