@@ -533,6 +533,18 @@ def test_lambdas_and_callable_objects_are_converted():
     assert autograph.is_converted(autograph.convert(pair[1]))
 
 
+def test_a_lambda_closing_over_a_local_is_converted():
+    # tf.function(lambda x: model(x, training)) inside a function: the lambda reads
+    # `factor` and `steps` from its enclosing scope, and what it calls loops on a tensor.
+    def make(factor, steps):
+        return tf.function(lambda x: _loop_twice(x * factor, tf.constant(steps)))
+
+    same(make(2.0, 3)(tf.constant(1.0)), 16.0)
+    nested = [lambda y: y + offset for offset in (1.0, 2.0)]
+    assert autograph.is_converted(autograph.convert(nested[1]))
+    same(tf.function(nested[1])(tf.constant(1.0)), 3.0)
+
+
 @tf.function
 def _halvings(x, n):
     if n > 0:

@@ -876,6 +876,32 @@ def _defining_class(fn):
 _CONVERTED_NAME = "ag__converted"
 
 
+def _compiled_lambda(lam, code, filename):
+    """The code object of the Lambda node `lam` compiled as `code` was: inside a function
+    whose locals are `code`'s free variables, so that a lambda closing over its
+    enclosing function's variables reads them as cells there too (compiled alone, it
+    would read globals, and its bytecode would not match)."""
+    if code.co_freevars:
+        enclosing = ast.FunctionDef(
+            name="enclosing", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                 kw_defaults=[], defaults=[]),
+            body=[ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                             value=ast.Constant(value=None)) for name in code.co_freevars]
+            + [ast.Return(value=lam)], decorator_list=[], returns=None, type_params=[])
+        tree = ast.Module(body=[enclosing], type_ignores=[])
+        mode = "exec"
+    else:
+        tree, mode = ast.Expression(body=lam), "eval"
+    ast.fix_missing_locations(tree)
+    probe = compile(tree, filename, mode, flags=code.co_flags & _FUTURE_FLAGS,
+                    dont_inherit=True)
+    if code.co_freevars:
+        probe = next((c for c in probe.co_consts if isinstance(c, types.CodeType)), None)
+        if probe is None:
+            return None
+    return next((c for c in probe.co_consts if isinstance(c, types.CodeType)), None)
+
+
 def _parse_lambda(fn, lines, first, filename):
     """A lambda's source as `def ...(args): return body`: the Lambda node on the
     code's first line with the same arguments and bytecode (several lambdas may share a
@@ -892,10 +918,7 @@ def _parse_lambda(fn, lines, first, filename):
         found = []
         for n in ast.walk(tree):
             if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno:
-                probe = compile(ast.Expression(body=n), filename, "eval",
-                                flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
-                inner = next((c for c in probe.co_consts if isinstance(c, types.CodeType)),
-                             None)
+                inner = _compiled_lambda(n, code, filename)
                 if inner is not None and inner.co_code == code.co_code and \
                         inner.co_varnames == code.co_varnames:
                     found.append(n)
