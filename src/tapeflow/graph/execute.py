@@ -91,8 +91,11 @@ def run_node(node, args, state, variable_values, substitute=None):
         state[index] = _assigned(args[0], variable_values[index])
         return None
     if substitute and id(node) in substitute:
+        given = substitute[id(node)]
+        if callable(given):
+            return given(args)
         from ..ops.draws import replay_with_draws
-        return replay_with_draws(node, args, substitute[id(node)])
+        return replay_with_draws(node, args, given)
     if op.structural and op.replay is not None:
         return op.replay(node, args)
     attrs = node.attrs
@@ -115,7 +118,8 @@ def run_graph(graph, inputs, variable_values, substitute=None):
     substitute: {id(node): values} for the nodes that must not draw again: a gradient
     replaying a branch or a loop step gives each random op (and each branch or loop
     that draws) what it drew in the run being replayed (ops/draws.py,
-    replay_with_draws).
+    replay_with_draws). A function of the node's args instead of values runs in its
+    place (a loop's gradient reading rows: ops/loop_rows.py).
 
     Returns (outputs, variable_values_after).
     """

@@ -11,6 +11,7 @@ rules: ops/draws.py."""
 from .. import context, nest
 from ..errors import UnimplementedError
 from ..tensor import Symbolic, _Operators, convert_to_tensor
+from . import loop_rows
 from .batching import Batched, NotBatchable
 from .draws import (draw_variables, if_drawn_outputs, replay_if_drawn, replay_while_drawn,
                     while_drawn_outputs)
@@ -275,6 +276,10 @@ def _while_grad(ctx, *dys):
     # (and add into) a dense copy of xs at every step.
     wanted = [j for j, c in enumerate(captured)
               if c.dtype.is_differentiable and ctx.needs[n + j]]
+    # Those the body reads a row of at each step (xs[t]) take their rows' gradients.
+    by_rows = loop_rows.row_reads(body_graph, n, wanted)
+    gathers = [node for j in sorted(by_rows) for node in by_rows[j]]
+    wanted = [j for j in wanted if j not in by_rows]
     d_values = [dy if dy is not None else zeros_like(final)
                 for dy, final in zip(dys[:n], finals)]
     d_histories = list(dys[n:2 * n]) + [None] * (n - len(dys[n:2 * n]))
@@ -287,18 +292,21 @@ def _while_grad(ctx, *dys):
             return gather(getattr(ctx, f"x{i}"), _range(gather(histories[i], step)))
         return gather(histories[i], step)
 
-    def reverse_cond(i, d_vals, d_caps, after):
+    def reverse_cond(i, d_vals, d_caps, after, row_lists, index_lists):
         return i > 0
 
-    def reverse_body(i, d_vals, d_caps, after):
+    def reverse_body(i, d_vals, d_caps, after, row_lists, index_lists):
         step = i - 1
         xs = [stored(i, step) for i in range(n)]
         sources = _distinct(xs + captured)
         wrt = sources[:n] + [sources[n + j] for j in wanted]
         # The step's draws: what its variables' histories hold (see draw_variables).
-        outs, grads = body_graph.run_differentiated(
-            sources, wrt, list(d_vals), {id(node): [xs[i] for i in indices]
-                                         for node, indices in drawn})
+        outs, grads, indices = loop_rows.differentiated_step(
+            body_graph, sources, wrt, list(d_vals), {id(node): [xs[i] for i in indices]
+                                                     for node, indices in drawn}, gathers)
+        row_lists, index_lists = loop_rows.pushed(row_lists, index_lists,
+                                                  grads[len(wrt):], indices)
+        grads = grads[:len(wrt)]
         # A list's value after the step is not carried (it would change shape at every
         # step): nothing needs it, as pushes and pops differentiate without their values.
         _note_stored_values(outs, [None if i in by_length or i in draw_vars else a
@@ -311,18 +319,26 @@ def _while_grad(ctx, *dys):
                                                                  float_vars))]
         new_d_caps = [d + g for d, g in zip(d_caps, grads[n:])]
         return step, new_d_vals, new_d_caps, [a if i in by_length else x
-                                              for i, (a, x) in enumerate(zip(after, xs))]
+                                              for i, (a, x) in enumerate(zip(after, xs))], \
+            row_lists, index_lists
 
     # The loop variables' values after the step being reversed: the final values, then
     # each step's own inputs (carried to the step before it).
-    _, d_values, d_captured, _ = while_loop(reverse_cond, reverse_body,
-                                            [count, d_values, d_captured, finals])
+    _, d_values, d_captured, _, row_lists, index_lists = while_loop(
+        reverse_cond, reverse_body,
+        [count, d_values, d_captured, finals, *loop_rows.empty_lists(gathers)])
     # The loop relaxed the shapes it carries; an initial value's gradient has its shape.
     grads = [shaped_as_input(d, ctx, i) if f else None
              for i, (d, f) in enumerate(zip(d_values, float_vars))]
     cap_grads = [None] * len(captured)
     for j, d in zip(wanted, d_captured):
         cap_grads[j] = d
+    start = 0
+    for j in sorted(by_rows):
+        end = start + len(by_rows[j])
+        cap_grads[j] = loop_rows.scattered(captured[j], row_lists[start:end],
+                                           index_lists[start:end])
+        start = end
     return grads + cap_grads
 
 
