@@ -276,8 +276,10 @@ def _while_grad(ctx, *dys):
     # (and add into) a dense copy of xs at every step.
     wanted = [j for j, c in enumerate(captured)
               if c.dtype.is_differentiable and ctx.needs[n + j]]
-    # Those the body reads a row of at each step (xs[t]) take their rows' gradients.
-    by_rows = loop_rows.row_reads(body_graph, n, wanted)
+    # Those the body reads a row of at each step (xs[t]) take their rows' gradients;
+    # not in a jacobian's vectorized walk, whose rules batch the dense ones.
+    by_rows = {} if any(_is_batched(dy) for dy in dys) else \
+        loop_rows.row_reads(body_graph, n, wanted)
     gathers = [node for j in sorted(by_rows) for node in by_rows[j]]
     wanted = [j for j in wanted if j not in by_rows]
     d_values = [dy if dy is not None else zeros_like(final)
