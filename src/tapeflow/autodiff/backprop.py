@@ -32,9 +32,79 @@ def _zeros(shape, dtype):
     return zeros(shape, dtype=dtype)
 
 
+class _Rows:
+    """A gradient made of rows not yet added together: the (indices, rows) of each use
+    that read rows of the tensor (ops' `row_grad`: `xs[t]` at every step of a Python
+    loop, an embedding's lookups), plus the dense part of its other uses. Adding each
+    use's rows into zeros of the whole tensor cost the tensor's size per use, so a loop
+    over a sequence's rows took time growing with the square of its length."""
+
+    __slots__ = ("dense", "length", "parts")
+
+    def __init__(self, indices, rows, length):
+        self.parts = [(indices, rows)]
+        self.length = length
+        self.dense = None
+
+    def add(self, g):
+        if type(g) is _Rows:
+            self.parts += g.parts
+            g = g.dense
+        if g is not None:
+            self.dense = g if self.dense is None else self.dense + g
+        return self
+
+    def total(self):
+        from ..ops.dynamic import segment_summed
+        from ..ops.shape import concat
+        indices = [i for i, _ in self.parts]
+        rows = [r for _, r in self.parts]
+        if len(rows) > 1:
+            indices, rows = concat(indices, 0), concat(rows, 0)
+        else:
+            (indices,), (rows,) = indices, rows
+        summed = segment_summed(rows, indices, self.length)
+        return summed if self.dense is None else self.dense + summed
+
+
+def _added(old, g):
+    if old is None:
+        return g
+    if type(old) is _Rows:
+        return old.add(g)
+    if type(g) is _Rows:
+        return g.add(old)
+    return old + g
+
+
+def _dense(grads, key):
+    g = grads.get(key)
+    if type(g) is _Rows:
+        g = grads[key] = g.total()
+    return g
+
+
 def _accumulate(grads, key, g):
-    old = grads.get(key)
-    grads[key] = g if old is None else old + g
+    grads[key] = _added(grads.get(key), g)
+
+
+def _row_grads(entry, dys, needs):
+    """The op's gradient with respect to its first input as rows (OpDef.row_grad), and
+    the rule's for the others; None where the op reads no rows, or in a vectorized walk
+    (a jacobian's: its rules batch the dense gradient)."""
+    from ..ops.batching import Batched
+    if any(type(dy) is Batched for dy in dys):
+        return None
+    rows = entry.op.row_grad(entry, *dys)
+    if rows is None:
+        return None
+    if any(needs[1:]):
+        entry.needs = (False,) + needs[1:]
+        rest = entry.op.grad(entry, *dys)
+        rest = rest[1:] if type(rest) in (tuple, list) else ()
+    else:
+        rest = (None,) * (len(needs) - 1)
+    return (_Rows(*rows), *rest)
 
 
 def backprop(entries, targets, seeds, source_ids):
@@ -63,9 +133,11 @@ def backprop(entries, targets, seeds, source_ids):
             dy = get(out_ids[0])
             if dy is None:
                 continue
+            if type(dy) is _Rows:
+                dy = _dense(grads, out_ids[0])
             dys = (dy,)
         else:
-            dys = [get(o) for o in out_ids]
+            dys = [_dense(grads, o) for o in out_ids]
             if all(dy is None for dy in dys):
                 continue
             if not entry.op.none_dys:
@@ -79,11 +151,17 @@ def backprop(entries, targets, seeds, source_ids):
             in_grads = _call_override(entry, dys)
         else:
             entry.needs = needs
-            in_grads = entry.op.grad(entry, *dys)
+            in_grads = None
+            if needs[0] and entry.op.row_grad is not None:
+                in_grads = _row_grads(entry, dys, needs)
+            if in_grads is None:
+                entry.needs = needs
+                in_grads = entry.op.grad(entry, *dys)
         if type(in_grads) is not tuple and type(in_grads) is not list:
             in_grads = (in_grads,)
         for i, need, g in zip(in_ids, needs, in_grads):
             if need and g is not None:
-                old = get(i)
-                grads[i] = g if old is None else old + g
+                grads[i] = _added(get(i), g)
+    for key in list(grads):
+        _dense(grads, key)
     return grads

@@ -128,10 +128,26 @@ class _Aval:
         self.dtype = dtype
 
 
+def _slice_row_grad(ctx, dy):
+    """x[k] or x[a:b:c] (the rest of the key whole): dy's rows and their indices."""
+    key, shape = ctx.attrs["key"], ctx.shapes[0]
+    if not key or None in shape or not all(k == (None, None, None) for k in key[1:]):
+        return None
+    first = key[0]
+    if type(first) is tuple:
+        rows = np.arange(*_slice(*first).indices(shape[0]), dtype=np.int32)
+        return (as_tensor(rows), dy, shape[0]) if rows.size else None
+    if isinstance(first, numbers.Integral) and not isinstance(first, bool):
+        from .shape import expand_dims
+        return as_tensor(np.array([first % shape[0]], np.int32)), expand_dims(dy, 0), shape[0]
+    return None
+
+
 STRIDED_SLICE = register(OpDef(
     name="StridedSlice", args=("input",), infer=_slice_infer,
     eager=lambda input, key: np.asarray(input)[numpy_key(key)],
-    grad=lambda ctx, dy: (scatter_slice_to_input(dy, ctx, ctx.attrs["key"]),)))
+    grad=lambda ctx, dy: (scatter_slice_to_input(dy, ctx, ctx.attrs["key"]),),
+    row_grad=_slice_row_grad))
 STRIDED_SLICE_GRAD = register(OpDef(
     name="StridedSliceGrad", args=("dy",), infer=_slice_grad_infer, eager=_slice_grad_kernel,
     grad=lambda ctx, g: (bind(STRIDED_SLICE, (g,), {"key": ctx.attrs["key"]}),)))
@@ -296,10 +312,19 @@ def _gather_grad(ctx, dy):
     return transpose(summed, back), None
 
 
+def _gather_row_grad(ctx, dy):
+    """A gather of rows (axis 0, no batch dimensions): dy's rows and their indices."""
+    p_dims, i_dims = input_dims(ctx, 0), input_dims(ctx, 1)
+    if ctx.attrs["axis"] % len(p_dims) or ctx.attrs["batch_dims"]:
+        return None
+    rows = reshaped(dy, (math.prod(i_dims),) + tuple(p_dims[1:]))
+    return reshape(ctx.indices, (-1,)), rows, p_dims[0]
+
+
 # The gradient reads the params' shape only: a tape does not keep them alive.
 GATHER = register(OpDef(
     name="GatherV2", args=("params", "indices"), infer=_gather_infer, eager=_gather_kernel,
-    saves=("indices",), grad=_gather_grad))
+    saves=("indices",), grad=_gather_grad, row_grad=_gather_row_grad))
 
 
 def _segment_sum_infer(data, segment_ids, num_segments):

@@ -62,6 +62,11 @@ class OpDef:
     reduction: reductions over `axis` only: how the op accumulates ("sum", "mean", "max",
             "min", "prod", "all", "any"), so that a fused loop can end in it and a batching
             rule shifts its axes; None for every other op.
+    row_grad: ops that read rows of their first input (a gather, `x[t]`) only:
+            row_grad(ctx, dy) -> (row indices, rows, rows of the input), that input's
+            gradient as the rows `grad` would add into zeros, or None where that does not
+            apply. A backward walk adds the rows of all of an input's uses into zeros
+            once (autodiff/backprop.py), as TensorFlow's IndexedSlices do.
     """
 
     name: str
@@ -87,6 +92,7 @@ class OpDef:
     variadic: bool = False  # takes any number of inputs (Pack, ConcatV2, Einsum)
     lowerings: dict = field(default_factory=dict, repr=False, compare=False)
     batch: Callable | None = field(default=None, repr=False, compare=False)
+    row_grad: Callable | None = field(default=None, repr=False, compare=False)
     save_index: tuple = field(init=False, repr=False, compare=False)
     save_position: dict = field(init=False, repr=False, compare=False)
     structural = False  # ops/structural.py's entries: built and run by their own code
