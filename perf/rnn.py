@@ -1,7 +1,9 @@
 """RNN gradient: 100 steps of h = tanh(h@W + x_t@U + b) (hidden 64, input 32, batch 16),
 loss sum(h_T^2), gradient w.r.t. W, U, b, written with `for t in tf.range(T)` — compiled
 tf.function vs hand-written NumPy BPTT (and JAX lax.scan when installed). Also the
-compile time of the same function for T=10 and T=1000: a loop compiles once."""
+gradient with respect to the inputs xs too, at T=1000 (each step reads a row of xs: its
+gradient must cost the rows, not the sequence, per step), and the compile time of the
+first function for T=10 and T=1000: a loop compiles once."""
 
 import os
 import subprocess
@@ -39,21 +41,37 @@ def make_tapeflow_grad():
     return rnn_grad
 
 
-def numpy_grad(xs, w, u, b):
+def make_tapeflow_input_grad():
+    @tf.function
+    def rnn_input_grad(xs, w, u, b):
+        with tf.GradientTape() as tape:
+            tape.watch([xs, w, u, b])
+            h = tf.zeros((BATCH, HIDDEN))
+            for t in tf.range(tf.shape(xs)[0]):
+                h = tf.tanh(h @ w + xs[t] @ u + b)
+            loss = tf.reduce_sum(h * h)
+        return tape.gradient(loss, [xs, w, u, b])
+    return rnn_input_grad
+
+
+def numpy_grad(xs, w, u, b, inputs=False):
     h = np.zeros((BATCH, HIDDEN), np.float32)
     hs = [h]
     for x in xs:
         h = np.tanh(h @ w + x @ u + b)
         hs.append(h)
     dh = 2 * h
+    dxs = np.empty_like(xs) if inputs else None
     dw, du, db = np.zeros_like(w), np.zeros_like(u), np.zeros_like(b)
     for t in range(len(xs), 0, -1):
         dpre = dh * (1 - hs[t] * hs[t])
         dw += hs[t - 1].T @ dpre
         du += xs[t - 1].T @ dpre
         db += dpre.sum(axis=0)
+        if inputs:
+            dxs[t - 1] = dpre @ u.T
         dh = dpre @ w.T
-    return dw, du, db
+    return (dxs, dw, du, db) if inputs else (dw, du, db)
 
 
 def compile_seconds(steps):
@@ -99,8 +117,37 @@ def run(peers):
     notes = {"tapeflow fn": "target <= 1.0x jax lax.scan"}
     results = [Result(name, impl, t, times["numpy"], notes.get(impl, ""))
                for impl, t in times.items()]
+    results += _input_gradient_rows(peers)
     for steps in (10, 1000):
         seconds = compile_seconds(steps)
         results.append(Result(f"RNN trace+compile, T={steps}", "tapeflow fn",
                               seconds, seconds, "empty cache; should not grow with T"))
     return results
+
+
+def _input_gradient_rows(peers, steps=1000):
+    xs, w, u, b = make_data(steps)
+    args = [tf.constant(a) for a in (xs, w, u, b)]
+    grad = make_tapeflow_input_grad()
+    for got, want in zip(grad(*args), numpy_grad(xs, w, u, b, inputs=True)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=2e-3, atol=1e-4)
+    calls = {"numpy": lambda: numpy_grad(xs, w, u, b, inputs=True),
+             "tapeflow fn": lambda: grad(*args)}
+    if "jax" in peers:
+        jax = peers["jax"]
+        jnp = jax.numpy
+
+        def loss(xs, w, u, b):
+            def cell(h, x):
+                return jnp.tanh(h @ w + x @ u + b), None
+            h, _ = jax.lax.scan(cell, jnp.zeros((BATCH, HIDDEN), jnp.float32), xs)
+            return jnp.sum(h * h)
+        jgrad = jax.jit(jax.grad(loss, argnums=(0, 1, 2, 3)))
+        jargs = [jnp.asarray(a) for a in (xs, w, u, b)]
+        calls["jax lax.scan"] = lambda: jax.block_until_ready(jgrad(*jargs))
+    times = best_times(calls)
+    name = f"RNN grad incl. inputs (T={steps})"
+    return [Result(name, impl, t, times["numpy"],
+                   "xs[t]'s gradient: rows, not the sequence, per step"
+                   if impl == "tapeflow fn" else "")
+            for impl, t in times.items()]

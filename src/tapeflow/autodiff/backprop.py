@@ -90,10 +90,14 @@ def _accumulate(grads, key, g):
 
 def _row_grads(entry, dys, needs):
     """The op's gradient with respect to its first input as rows (OpDef.row_grad), and
-    the rule's for the others; None where the op reads no rows, or in a vectorized walk
-    (a jacobian's: its rules batch the dense gradient)."""
+    the rule's for the others; None where the op reads no rows, in a vectorized walk (a
+    jacobian's: its rules batch the dense gradient), and on a GPU, where the dense rule
+    runs and the rows' addition would not."""
+    from .. import placement
+    from ..device_tensor import DeviceTensor
     from ..ops.batching import Batched
-    if any(type(dy) is Batched for dy in dys):
+    if any(type(dy) is Batched or type(dy) is DeviceTensor for dy in dys) or \
+            placement.trace_placement():
         return None
     rows = entry.op.row_grad(entry, *dys)
     if rows is None:

@@ -156,19 +156,38 @@ def run_graph(graph, inputs, variable_values, substitute=None):
     return outputs, state
 
 
-def run_differentiated(graph, args, wrt, output_gradients, substitute=None):
+def run_differentiated(graph, args, wrt, output_gradients, substitute=None, row_reads=()):
     """Runs `graph` on `args` (with its variables' current values) under a tape watching
     `wrt`, some of the args, and differentiates: returns (outputs, the gradients with
     respect to `wrt` of the outputs weighted by `output_gradients`, zeros where none
-    reaches). The If and While gradients differentiate a branch or a loop step so."""
+    reaches). The If and While gradients differentiate a branch or a loop step so.
+
+    row_reads: nodes of `graph` that read a row of a tensor not in `wrt` (gathers): each
+    row read is a source of its own, and (its index, its gradient) follows the
+    gradients with respect to `wrt` (ops/loop_rows.py)."""
     from ..autodiff.tape import GradientTape, UnconnectedGradients
+    read = {}
     with GradientTape() as tape:
         tape._watch_all(wrt)
+        if row_reads:
+            substitute = {**(substitute or {}),
+                          **{id(node): _watched_read(node, tape, read) for node in row_reads}}
         outputs = graph.run(args, substitute)
+    rows = [read[id(node)] for node in row_reads]
     # A None output gradient (an output of a shape unknown while tracing that nothing
     # differentiated) is a zero: not a target, whose default output gradient is ones.
     reached = [(y, dy) for y, dy in zip(outputs, output_gradients) if dy is not None]
-    grads = tape.gradient([y for y, _ in reached], wrt,
+    grads = tape.gradient([y for y, _ in reached], list(wrt) + [row for _, row in rows],
                           output_gradients=[dy for _, dy in reached],
                           unconnected_gradients=UnconnectedGradients.ZERO)
-    return outputs, grads
+    return outputs, grads[:len(wrt)] + [(index, g) for (index, _), g in
+                                        zip(rows, grads[len(wrt):])]
+
+
+def _watched_read(node, tape, read):
+    def run(args):
+        (row,) = outs = run_node(node, args, [], [])
+        tape.watch(row)
+        read[id(node)] = (args[1], row)
+        return outs
+    return run

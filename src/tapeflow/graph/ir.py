@@ -114,11 +114,17 @@ class Graph:
                                substitute)
         return outputs
 
-    def run_differentiated(self, args, wrt, output_gradients, substitute=None):
+    def run_differentiated(self, args, wrt, output_gradients, substitute=None, row_reads=()):
         """(outputs, the gradients of the outputs with respect to `wrt`, some of `args`,
         each weighted by its output gradient): see execute.run_differentiated."""
         from .execute import run_differentiated
-        return run_differentiated(self, args, wrt, output_gradients, substitute)
+        return run_differentiated(self, args, wrt, output_gradients, substitute, row_reads)
+
+    def live_nodes(self):
+        """The nodes a run of this graph runs: those its outputs need, and the effectful
+        ones, in order."""
+        from .execute import _live_nodes
+        return _live_nodes(self)[0]
 
     def trace_cond(self, pred, true_fn, false_fn):
         """tf.cond on `pred` while this graph is being traced: an If node of it."""

@@ -8,7 +8,7 @@ hold (Graph.run, run_differentiated) and are written with cond and while_loop th
 so gradients of gradients work. What random ops inside them drew is kept for those
 rules: ops/draws.py."""
 
-from .. import context, nest
+from .. import context, nest, placement
 from ..errors import UnimplementedError
 from ..tensor import Symbolic, _Operators, convert_to_tensor
 from . import loop_rows
@@ -277,9 +277,10 @@ def _while_grad(ctx, *dys):
     wanted = [j for j, c in enumerate(captured)
               if c.dtype.is_differentiable and ctx.needs[n + j]]
     # Those the body reads a row of at each step (xs[t]) take their rows' gradients;
-    # not in a jacobian's vectorized walk, whose rules batch the dense ones.
-    by_rows = {} if any(_is_batched(dy) for dy in dys) else \
-        loop_rows.row_reads(body_graph, n, wanted)
+    # not in a jacobian's vectorized walk, whose rules batch the dense ones, nor on a GPU,
+    # which has no kernels for the lists that keep the rows.
+    by_rows = {} if any(_is_batched(dy) for dy in dys) or placement.trace_placement() \
+        else loop_rows.row_reads(body_graph, n, wanted)
     gathers = [node for j in sorted(by_rows) for node in by_rows[j]]
     wanted = [j for j in wanted if j not in by_rows]
     d_values = [dy if dy is not None else zeros_like(final)
@@ -303,11 +304,10 @@ def _while_grad(ctx, *dys):
         sources = _distinct(xs + captured)
         wrt = sources[:n] + [sources[n + j] for j in wanted]
         # The step's draws: what its variables' histories hold (see draw_variables).
-        outs, grads, indices = loop_rows.differentiated_step(
-            body_graph, sources, wrt, list(d_vals), {id(node): [xs[i] for i in indices]
-                                                     for node, indices in drawn}, gathers)
-        row_lists, index_lists = loop_rows.pushed(row_lists, index_lists,
-                                                  grads[len(wrt):], indices)
+        outs, grads = body_graph.run_differentiated(
+            sources, wrt, list(d_vals), {id(node): [xs[i] for i in indices]
+                                         for node, indices in drawn}, gathers)
+        row_lists, index_lists = loop_rows.pushed(row_lists, index_lists, grads[len(wrt):])
         grads = grads[:len(wrt)]
         # A list's value after the step is not carried (it would change shape at every
         # step): nothing needs it, as pushes and pops differentiate without their values.

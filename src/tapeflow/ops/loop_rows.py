@@ -13,26 +13,25 @@ and adds them into the tensor's gradient once, after it.
 
 from .. import dtypes
 from ..tensor import is_symbolic
-from .registry import bind
 
 
 def _identity_slice(node):
-    return node.op.name == "StridedSlice" and all(
-        key == (None, None, None) for key in node.attrs.get("key", ((0,),)))
+    from .indexing import STRIDED_SLICE
+    return node.op is STRIDED_SLICE and all(key == (None, None, None)
+                                            for key in node.attrs["key"])
 
 
 def _row_gather(node):
-    return (node.op.name == "GatherV2" and node.attrs.get("axis") == 0
-            and node.attrs.get("batch_dims", 0) == 0 and node.inputs[1]._shape == ()
-            and node.outputs[0]._shape is not None and None not in node.outputs[0]._shape)
+    from .indexing import GATHER
+    return (node.op is GATHER and node.attrs["axis"] == 0 and node.attrs["batch_dims"] == 0
+            and node.inputs[1]._shape == () and None not in node.outputs[0]._shape)
 
 
 def row_reads(body_graph, first, wanted):
     """{j: [GatherV2 nodes]} for each captured value j of `wanted` (body input first + j)
     whose gradient flows only through gathers of one row on axis 0 of it (or of its
     identity slice, `xs[t]`), at the body's top level, each of a known row shape."""
-    from ..graph.execute import _live_nodes
-    live, _ = _live_nodes(body_graph)
+    live = body_graph.live_nodes()
     consumers = {}
     for node in live:
         for k, x in enumerate(node.inputs):
@@ -60,33 +59,6 @@ def row_reads(body_graph, first, wanted):
     return found
 
 
-def differentiated_step(body_graph, sources, wrt, output_gradients, substitute, gathers):
-    """execute.run_differentiated of one step, whose `gathers` read rows that are
-    sources of their own (their tensor is not in `wrt`): (outputs, the gradients with
-    respect to `wrt` and then to each gather's row, the gathers' indices)."""
-    from ..autodiff.tape import GradientTape, UnconnectedGradients
-    read = {}
-    with GradientTape() as tape:
-        tape._watch_all(wrt)
-
-        def reader(node):
-            def read_row(args):
-                row = bind(node.op, args, node.attrs)
-                tape.watch(row)
-                read[id(node)] = (args[1], row)
-                return [row]
-            return read_row
-
-        outputs = body_graph.run(sources, {**substitute,
-                                           **{id(node): reader(node) for node in gathers}})
-    rows = [read[id(node)] for node in gathers]
-    reached = [(y, dy) for y, dy in zip(outputs, output_gradients) if dy is not None]
-    grads = tape.gradient([y for y, _ in reached], list(wrt) + [row for _, row in rows],
-                          output_gradients=[dy for _, dy in reached],
-                          unconnected_gradients=UnconnectedGradients.ZERO)
-    return outputs, grads, [index for index, _ in rows]
-
-
 def empty_lists(gathers):
     """The reverse loop's lists of row gradients and of indices, before its first step."""
     from .creation import zeros
@@ -94,11 +66,13 @@ def empty_lists(gathers):
              for node in gathers], [zeros((0,), dtype=dtypes.int32) for _ in gathers])
 
 
-def pushed(row_lists, index_lists, row_grads, indices):
+def pushed(row_lists, index_lists, read):
+    """The lists with a step's (index, row gradient) of each gather pushed."""
     from .elementwise import cast
     from .lists import list_push_back
-    return ([list_push_back(rows, g) for rows, g in zip(row_lists, row_grads)],
-            [list_push_back(kept, cast(i, dtypes.int32)) for kept, i in zip(index_lists, indices)])
+    return ([list_push_back(rows, g) for rows, (_, g) in zip(row_lists, read)],
+            [list_push_back(kept, cast(i, dtypes.int32))
+             for kept, (i, _) in zip(index_lists, read)])
 
 
 def scattered(captured, row_lists, index_lists):
@@ -111,4 +85,4 @@ def scattered(captured, row_lists, index_lists):
     return segment_summed(rows, indices, shape(captured)[0] if length is None else length)
 
 
-__all__ = ["differentiated_step", "empty_lists", "pushed", "row_reads", "scattered"]
+__all__ = ["empty_lists", "pushed", "row_reads", "scattered"]
