@@ -1,9 +1,9 @@
 """RNN gradient: 100 steps of h = tanh(h@W + x_t@U + b) (hidden 64, input 32, batch 16),
 loss sum(h_T^2), gradient w.r.t. W, U, b, written with `for t in tf.range(T)` — compiled
 tf.function vs hand-written NumPy BPTT (and JAX lax.scan when installed). Also the
-gradient with respect to the inputs xs too, at T=1000 (each step reads a row of xs: its
-gradient must cost the rows, not the sequence, per step), and the compile time of the
-first function for T=10 and T=1000: a loop compiles once."""
+gradient with respect to the inputs xs too, at T=1000, compiled and eagerly (each step
+reads a row of xs: its gradient must cost the rows, not the sequence, per step), and the
+compile time of the first function for T=10 and T=1000: a loop compiles once."""
 
 import os
 import subprocess
@@ -52,6 +52,17 @@ def make_tapeflow_input_grad():
             loss = tf.reduce_sum(h * h)
         return tape.gradient(loss, [xs, w, u, b])
     return rnn_input_grad
+
+
+def eager_input_grad(xs, w, u, b):
+    """The same gradient eagerly: a Python loop reading xs[t], recorded by the tape."""
+    with tf.GradientTape() as tape:
+        tape.watch([xs, w, u, b])
+        h = tf.zeros((BATCH, HIDDEN))
+        for t in range(xs.shape[0]):
+            h = tf.tanh(h @ w + xs[t] @ u + b)
+        loss = tf.reduce_sum(h * h)
+    return tape.gradient(loss, [xs, w, u, b])
 
 
 def numpy_grad(xs, w, u, b, inputs=False):
@@ -131,8 +142,11 @@ def _input_gradient_rows(peers, steps=1000):
     grad = make_tapeflow_input_grad()
     for got, want in zip(grad(*args), numpy_grad(xs, w, u, b, inputs=True)):
         np.testing.assert_allclose(got.numpy(), want, rtol=2e-3, atol=1e-4)
+    for got, want in zip(eager_input_grad(*args), numpy_grad(xs, w, u, b, inputs=True)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=2e-3, atol=1e-4)
     calls = {"numpy": lambda: numpy_grad(xs, w, u, b, inputs=True),
-             "tapeflow fn": lambda: grad(*args)}
+             "tapeflow fn": lambda: grad(*args),
+             "tapeflow eager": lambda: eager_input_grad(*args)}
     if "jax" in peers:
         jax = peers["jax"]
         jnp = jax.numpy
@@ -149,5 +163,5 @@ def _input_gradient_rows(peers, steps=1000):
     name = f"RNN grad incl. inputs (T={steps})"
     return [Result(name, impl, t, times["numpy"],
                    "xs[t]'s gradient: rows, not the sequence, per step"
-                   if impl == "tapeflow fn" else "")
+                   if impl.startswith("tapeflow") else "")
             for impl, t in times.items()]

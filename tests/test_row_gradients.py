@@ -58,6 +58,25 @@ def test_the_rows_of_every_read_are_added_once(monkeypatch):
     assert rows.shape == (12, 2, 3) and length == 5  # 5 + 5 rows, and 2 of xs[1:4:2]
 
 
+def test_a_single_read_takes_its_ops_own_rule(monkeypatch):
+    calls = []
+    monkeypatch.setattr(dynamic, "segment_summed", lambda *args: calls.append(args))
+    got = _gradient(lambda x: tf.reduce_sum(x[2] * 3.0), XS)
+    want = np.zeros(XS.shape, np.float32)
+    want[2] = 3.0
+    np.testing.assert_array_equal(got.numpy(), want)
+    assert calls == []
+
+
+def test_a_traced_gradient_keeps_the_dense_rule():
+    # The constant row indices of a Python loop's steps would keep a compiled kernel
+    # from rolling the steps back into a loop.
+    graph = tf.function(lambda xs: _gradient(sequence_loss, xs)).get_concrete_function(
+        XS).graph
+    ops = [node.op.name for node in graph.all_nodes()]
+    assert ops.count("StridedSliceGrad") == 11 and "UnsortedSegmentSum" not in ops
+
+
 def test_gradient_of_a_gradient_through_rows():
     def both(xs):
         with tf.GradientTape() as outer:

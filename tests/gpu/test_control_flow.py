@@ -94,3 +94,23 @@ def test_a_device_predicate_is_the_one_read_per_iteration():
         copies, _ = _counted(tf.function(grow), x)
     # 3 -> 9 -> 21: three evaluations of the condition, each one scalar read back.
     assert copies == {"to_device": 0, "to_host": 3}
+
+
+def _sequence_gradient(xs):
+    with tf.GradientTape() as tape:
+        tape.watch(xs)
+        h = tf.zeros([3])
+        for t in tf.range(tf.shape(xs)[0]):
+            h = tf.tanh(h * 0.5 + xs[t])
+        loss = tf.reduce_sum(h * h)
+    return tape.gradient(loss, xs)
+
+
+def test_a_loops_gradient_of_the_rows_it_reads_stays_on_the_device():
+    # On the CPU the reverse loop keeps the rows in lists (ops/loop_rows.py), which the
+    # GPU has no kernels for: there the gradient stays the dense rules', on the device.
+    xs = np.linspace(-1.0, 1.0, 12).astype(np.float32).reshape(4, 3)
+    (gpu,), (cpu,) = _results("/GPU:0", _sequence_gradient, (xs,)), \
+        _results("/CPU:0", _sequence_gradient, (xs,))
+    assert type(gpu) is DeviceTensor
+    np.testing.assert_allclose(gpu.numpy(), cpu.numpy(), rtol=2e-5, atol=2e-6)

@@ -1,6 +1,7 @@
 """The single reverse walk: tape entries in reverse order, each op's gradient rule."""
 
 from ..ops.registry import GRADIENT_OVERRIDES
+from ..tensor import Tensor
 
 
 class OverrideOp:
@@ -33,37 +34,44 @@ def _zeros(shape, dtype):
 
 
 class _Rows:
-    """A gradient made of rows not yet added together: the (indices, rows) of each use
-    that read rows of the tensor (ops' `row_grad`: `xs[t]` at every step of a Python
-    loop, an embedding's lookups), plus the dense part of its other uses. Adding each
-    use's rows into zeros of the whole tensor cost the tensor's size per use, so a loop
-    over a sequence's rows took time growing with the square of its length."""
+    """A gradient of the uses of a tensor that read rows of it (ops' `row_grad`: `xs[t]`
+    at every step of a Python loop, an embedding's lookups), not yet added together,
+    plus the dense part of its other uses. Adding each use's rows into zeros of the
+    whole tensor cost the tensor's size per use, so a loop over a sequence's rows took
+    time growing with the square of its length; here the rows of all uses are added
+    once. A single use's gradient is its op's dense rule, as quick as ever for one
+    `x[0]`: the rows are made only when a second use comes."""
 
-    __slots__ = ("dense", "length", "parts")
+    __slots__ = ("dense", "uses")
 
-    def __init__(self, indices, rows, length):
-        self.parts = [(indices, rows)]
-        self.length = length
+    def __init__(self, entry, dys, needs):
+        self.uses = [(entry, dys, needs)]
         self.dense = None
 
     def add(self, g):
         if type(g) is _Rows:
-            self.parts += g.parts
+            self.uses += g.uses
             g = g.dense
         if g is not None:
             self.dense = g if self.dense is None else self.dense + g
         return self
 
     def total(self):
-        from ..ops.dynamic import segment_summed
-        from ..ops.shape import concat
-        indices = [i for i, _ in self.parts]
-        rows = [r for _, r in self.parts]
-        if len(rows) > 1:
-            indices, rows = concat(indices, 0), concat(rows, 0)
-        else:
-            (indices,), (rows,) = indices, rows
-        summed = segment_summed(rows, indices, self.length)
+        summed, indices, rows, length = None, [], [], None
+        for entry, dys, needs in self.uses:
+            read = entry.op.row_grad(entry, *dys) if len(self.uses) > 1 else None
+            if read is None:  # alone, or not rows after all: the op's rule
+                entry.needs = needs
+                g = entry.op.grad(entry, *dys)[0]
+                summed = g if summed is None else summed + g
+            else:
+                indices.append(read[0])
+                rows.append(read[1])
+                length = read[2]
+        if rows:
+            from ..ops.loop_rows import scattered
+            g = scattered(rows, indices, length)
+            summed = g if summed is None else summed + g
         return summed if self.dense is None else self.dense + summed
 
 
@@ -89,26 +97,21 @@ def _accumulate(grads, key, g):
 
 
 def _row_grads(entry, dys, needs):
-    """The op's gradient with respect to its first input as rows (OpDef.row_grad), and
-    the rule's for the others; None where the op reads no rows, and for all but eager
-    tensors on the CPU: in a traced gradient, the rows' indices of a Python loop's steps
-    are constants, one per step, which keep the compiled kernel from rolling the steps
-    back into a loop (an unrolled RNN of 100 steps compiled in 24 s instead of 6.6 s; a
-    tensor loop's rows are loop_rows.py's); a vectorized walk's rules batch the dense
-    gradient; on a GPU the dense rule runs there and the rows' addition would not."""
-    from ..tensor import Tensor
+    """The op's gradient with respect to its first input as _Rows (OpDef.row_grad), and
+    the rule's for the others; None for all but eager tensors on the CPU: in a traced
+    gradient, the rows' indices of a Python loop's steps are constants, one per step,
+    which keep the compiled kernel from rolling the steps back into a loop (an unrolled
+    RNN of 100 steps compiled in 24 s instead of 6.6 s; a tensor loop's rows are
+    loop_rows.py's); a vectorized walk's rules batch the dense gradient; on a GPU the
+    dense rule runs there and the rows' addition would not."""
     if any(type(dy) is not Tensor and dy is not None for dy in dys):
         return None  # symbolic, batched or on a GPU
-    rows = entry.op.row_grad(entry, *dys)
-    if rows is None:
-        return None
     if any(needs[1:]):
         entry.needs = (False,) + needs[1:]
-        rest = entry.op.grad(entry, *dys)
-        rest = rest[1:] if type(rest) in (tuple, list) else ()
+        rest = entry.op.grad(entry, *dys)[1:]
     else:
         rest = (None,) * (len(needs) - 1)
-    return (_Rows(*rows), *rest)
+    return (_Rows(entry, dys, needs), *rest)
 
 
 def backprop(entries, targets, seeds, source_ids):
@@ -131,17 +134,19 @@ def backprop(entries, targets, seeds, source_ids):
             _accumulate(grads, target._id, seed)
     get = grads.get
     overrides = GRADIENT_OVERRIDES
+    rows_kept = False  # whether some gradient is _Rows (read densely as the walk goes)
     for entry in reversed(relevant):
         out_ids = entry.out_ids
         if len(out_ids) == 1:
             dy = get(out_ids[0])
             if dy is None:
                 continue
-            if type(dy) is _Rows:
+            if rows_kept and type(dy) is _Rows:
                 dy = _dense(grads, out_ids[0])
             dys = (dy,)
         else:
-            dys = [_dense(grads, o) for o in out_ids]
+            dys = [_dense(grads, o) for o in out_ids] if rows_kept else \
+                [get(o) for o in out_ids]
             if all(dy is None for dy in dys):
                 continue
             if not entry.op.none_dys:
@@ -158,6 +163,7 @@ def backprop(entries, targets, seeds, source_ids):
             in_grads = None
             if needs[0] and entry.op.row_grad is not None:
                 in_grads = _row_grads(entry, dys, needs)
+                rows_kept = rows_kept or in_grads is not None
             if in_grads is None:
                 entry.needs = needs
                 in_grads = entry.op.grad(entry, *dys)
@@ -165,7 +171,8 @@ def backprop(entries, targets, seeds, source_ids):
             in_grads = (in_grads,)
         for i, need, g in zip(in_ids, needs, in_grads):
             if need and g is not None:
-                grads[i] = _added(get(i), g)
-    for key in list(grads):
-        _dense(grads, key)
+                _accumulate(grads, i, g)
+    if rows_kept:
+        for key in list(grads):
+            _dense(grads, key)
     return grads

@@ -338,8 +338,8 @@ def _while_grad(ctx, *dys):
     start = 0
     for j in sorted(by_rows):
         end = start + len(by_rows[j])
-        cap_grads[j] = loop_rows.scattered(captured[j], row_lists[start:end],
-                                           index_lists[start:end])
+        cap_grads[j] = loop_rows.scattered(row_lists[start:end], index_lists[start:end],
+                                           loop_rows.rows_of(captured[j]))
         start = end
     return grads + cap_grads
 

@@ -75,14 +75,21 @@ def pushed(row_lists, index_lists, read):
              for kept, (i, _) in zip(index_lists, read)])
 
 
-def scattered(captured, row_lists, index_lists):
-    """The captured tensor's gradient: the rows' gradients added at their indices."""
+def scattered(row_lists, index_lists, length):
+    """The gradient of a tensor of `length` rows (an int, or an int32 scalar where
+    tracing did not know it): the rows' gradients added at their indices. The tape's
+    walk adds the rows it kept so too (autodiff/backprop.py)."""
     from .dynamic import segment_summed
-    from .shape import concat, shape
+    from .shape import concat
     rows = row_lists[0] if len(row_lists) == 1 else concat(row_lists, 0)
     indices = index_lists[0] if len(index_lists) == 1 else concat(index_lists, 0)
-    length = captured._shape[0]
-    return segment_summed(rows, indices, shape(captured)[0] if length is None else length)
+    return segment_summed(rows, indices, length)
 
 
-__all__ = ["empty_lists", "pushed", "row_reads", "scattered"]
+def rows_of(tensor):
+    """Its number of rows, as scattered takes it."""
+    from .shape import shape
+    return shape(tensor)[0] if tensor._shape[0] is None else tensor._shape[0]
+
+
+__all__ = ["empty_lists", "pushed", "row_reads", "rows_of", "scattered"]
