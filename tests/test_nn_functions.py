@@ -3,10 +3,13 @@ max_pool_with_argmax, the statistics and normalizations, space_to_batch and CTC:
 TensorFlow 2.21's values (obtained from it), gradients against finite differences, and
 compiled parity."""
 
+import itertools
+
 import numpy as np
 import pytest
 
 import tapeflow as tf
+from tapeflow.config import settings
 from tests.compiled_parity import assert_compiled_matches_eager
 
 IMAGE = tf.reshape(tf.constant([3.0, 1, 4, 1, 5, 9, 2, 6, 5]), [1, 3, 3, 1])
@@ -63,17 +66,81 @@ def test_statistics_and_normalization_match_tensorflow():
         tf.space_to_batch_nd(tf.zeros([1, 3, 3, 1]), [2, 2], [[0, 0], [0, 1]])
 
 
-def test_ctc_loss_in_a_function_is_one_loop_whatever_the_frames():
-    # TensorFlow's ctc_loss_dense scans the frames: a Python loop would trace one step of
-    # ops per frame, and the kernel would grow with them.
+def test_ctc_loss_in_a_function_is_one_op_whatever_the_frames():
+    # The loss and its gradient are one op, as TensorFlow computes the gradient with the
+    # loss: neither the function's graph nor its gradient's grows with the frames, and
+    # the gradient differentiates no loop over them.
     labels = tf.constant([[1, 2, 1]])
 
-    def graph_size(frames):
+    def graph(frames):
         logits = tf.zeros([frames, 1, 4])
-        f = tf.function(lambda x: tf.nn.ctc_loss(labels, x, [3], [frames]))
-        return sum(1 for _ in f.get_concrete_function(logits).graph.all_nodes())
 
-    assert graph_size(5) == graph_size(60)
+        def loss_and_grad(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                loss = tf.nn.ctc_loss(labels, x, [3], [frames])
+            return tape.gradient(loss, x)
+        return list(tf.function(loss_and_grad).get_concrete_function(logits).graph.all_nodes())
+
+    short, long = graph(5), graph(60)
+    assert len(short) == len(long)
+    assert [n.op.name for n in long].count("CTCLossDense") == 1
+    assert not any(n.op.name == "While" for n in long)
+
+
+def _ctc_by_alignments(log_probs, labels):
+    """-log of the summed probability of every alignment (a class per frame, blank 0)
+    that collapses to labels: repeats merged, then blanks dropped."""
+    frames, classes = log_probs.shape
+    total = 0.0
+    for path in itertools.product(range(classes), repeat=frames):
+        merged = [k for i, k in enumerate(path) if i == 0 or k != path[i - 1]]
+        if [k for k in merged if k] == list(labels):
+            total += np.exp(sum(log_probs[t, k] for t, k in enumerate(path)))
+    return -np.log(total)
+
+
+def test_ctc_loss_sums_every_alignment_and_its_gradient_is_the_loss_derivative():
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(5, 2, 3))
+    labels, label_length, logit_length = [[1, 1], [2, 0]], [2, 1], [5, 3]
+    x = tf.constant(logits)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = tf.nn.ctc_loss(tf.constant(labels), x, label_length, logit_length)
+    log_probs = logits - np.log(np.exp(logits).sum(axis=2, keepdims=True))
+    expected = [_ctc_by_alignments(log_probs[:n, b], labels[b][:m])
+                for b, (m, n) in enumerate(zip(label_length, logit_length))]
+    np.testing.assert_allclose(loss.numpy(), expected, rtol=1e-12)
+    grad = tape.gradient(loss, x).numpy()
+    assert not grad[3:, 1].any()  # frames past logit_length get none
+
+    def loss_at(values):
+        return tf.nn.ctc_loss(tf.constant(labels), tf.constant(values), label_length,
+                              logit_length).numpy().sum()
+    step = 1e-6
+    for index in [(0, 0, 0), (2, 0, 1), (4, 0, 2), (1, 1, 2), (2, 1, 0)]:
+        up, down = logits.copy(), logits.copy()
+        up[index] += step
+        down[index] -= step
+        np.testing.assert_allclose(grad[index], (loss_at(up) - loss_at(down)) / (2 * step),
+                                   rtol=1e-6, atol=1e-9)
+
+
+def test_ctc_loss_of_an_impossible_labeling_and_of_its_gradient():
+    # Two repeated labels need three frames: two cannot hold them. The loss is the log of
+    # a probability of 0 (finite), and no gradient comes from that sequence; the gradient
+    # is a constant to a second derivative, as in TensorFlow.
+    x = tf.constant(np.random.default_rng(4).normal(size=(2, 2, 3)))
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            loss = tf.nn.ctc_loss(tf.constant([[1, 1], [1, 2]]), x, [2, 2], [2, 2])
+        grad = inner.gradient(loss, x)
+    assert loss.numpy()[0] == 1e30 and np.isfinite(loss.numpy()[1])
+    assert not grad.numpy()[:, 0].any() and grad.numpy()[:, 1].any()
+    assert outer.gradient(grad, x) is None
 
 
 def test_ctc_matches_tensorflow():
@@ -91,6 +158,17 @@ def test_ctc_matches_tensorflow():
     unique, index = tf.nn.ctc_unique_labels(tf.constant([[3, 4, 4, 3]]))
     assert unique.numpy().tolist() == [[3, 4, 0, 0]] and index.numpy().tolist() == [
         [0, 1, 1, 0]]
+
+
+def test_ctc_loss_label_outside_the_classes_names_it_compiled_too(monkeypatch):
+    monkeypatch.setattr(settings, "compile_mode", "sync")
+    monkeypatch.setattr(settings, "run_functions_eagerly", False)
+    logits = tf.zeros([4, 1, 3])
+    # Labels past label_length are padding, never read.
+    assert np.isfinite(tf.nn.ctc_loss([[1, 9]], logits, [1], [4]).numpy()).all()
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"label value of 9 which is outside the valid range"):
+        tf.function(lambda x: tf.nn.ctc_loss([[1, 9]], x, [2], [4]))(logits)
 
 
 def _finite_difference_check(fn, *args, eps=1e-6, rtol=1e-5):

@@ -58,6 +58,7 @@ from .random import (
 )
 from .reduce import ARG_MAX, ARG_MIN, CUMPROD, CUMSUM, SUM, reduce_all
 from .checks import ASSERT, CHECK_NUMERICS
+from .ctc import CTC_LOSS
 from .segment_reductions import SEGMENT_OPS
 from .candidate_sampling import SAMPLERS
 from .shaped_draws import RANDOM_GAMMA, RANDOM_POISSON, STATELESS_GAMMA
@@ -626,6 +627,24 @@ def _sparse_xent(op, inputs, attrs, batch):
     loss, backprop = bind(op, [flat_features, flat_labels], attrs)
     return [Batched(_reshape(loss, (batch,) + tuple(labels._shape))),
             Batched(_reshape(backprop, (batch,) + tuple(features._shape)))]
+
+
+@batches(CTC_LOSS)
+def _ctc_loss(op, inputs, attrs, batch):
+    # The examples' sequences side by side: one batch of batch * B sequences.
+    logits, labels, label_length, logit_length = inputs
+    (frames, sequences, classes), width = logits._shape, labels._shape[1]
+    if None in (frames, sequences, classes, width):
+        raise NotBatchable("CTCLossDense with an unknown number of frames, sequences or "
+                           "classes")
+    rows = batch * sequences
+    flat = _reshape(_transpose(stacked(logits, batch), (1, 0, 2, 3)), (frames, rows, classes))
+    loss, grad = bind(op, [flat, _reshape(stacked(labels, batch), (rows, width)),
+                           _reshape(stacked(label_length, batch), (rows,)),
+                           _reshape(stacked(logit_length, batch), (rows,))], attrs)
+    return [Batched(_reshape(loss, (batch, sequences))),
+            Batched(_transpose(_reshape(grad, (frames, batch, sequences, classes)),
+                               (1, 0, 2, 3)))]
 
 
 @batches(BIAS_ADD)

@@ -1,28 +1,33 @@
-"""Connectionist temporal classification with dense labels: tf.nn.ctc_loss (the forward
-algorithm in log space over the label sequence with blanks between, one step per frame),
-collapse_repeated and ctc_unique_labels. The loss is a composition of the table's ops, so
-its gradient with respect to the logits is the derivative of the log-likelihood,
-softmax(logits) minus the posterior of each class at each frame, which is the gradient
-TensorFlow's ctc_loss_dense computes by its forward-backward pass; frames past a
-sequence's logit_length get none."""
+"""Connectionist temporal classification with dense labels: tf.nn.ctc_loss, with
+collapse_repeated and ctc_unique_labels.
+
+The loss is one op, CTCLossDense, whose second output is the loss's gradient with respect
+to the logits, computed with the loss by the forward-backward algorithm in log space
+over the label sequence with blanks between, as TensorFlow's ctc_loss_dense computes
+it: softmax(logits) minus the posterior of each class at each frame, none for the
+frames past a sequence's logit_length. The op's gradient scales that output, so that
+a function's compiled gradient calls one helper instead of differentiating a loop over
+the frames (TensorFlow's own gradient is this output too: its second derivative
+treats it as a constant, and so does tapeflow's).
+"""
 
 import numpy as np
 
 from .. import dtypes
+from ..errors import InvalidArgumentError
 from . import rules
 from .creation import range as arange
-from .control import while_loop
-from .elementwise import cast, equal, less, logical_and, logical_or, not_equal, where
-from .indexing import one_hot, scatter_nd
-from .linalg import einsum
-from .nn import log_softmax
+from .elementwise import cast, equal, less, logical_and, not_equal, where
+from .indexing import scatter_nd
 from .rearrange import boolean_mask, sequence_mask
-from .reduce import reduce_logsumexp, reduce_max, reduce_sum
-from .shape import concat, expand_dims, reshape, shape, stack, transpose
+from .reduce import reduce_max, reduce_sum
+from .registry import OpDef, bind, register
+from .shape import concat, expand_dims, reshape, shape, transpose
 
-# The log of a probability of 0: finite, so that a log-sum of impossible paths (and its
-# gradient) stays a number instead of NaN; exp of it is 0 in every float dtype.
-_LOG_ZERO = -1e30
+# The log of a probability of 0: finite, so that sums of impossible paths stay numbers
+# instead of NaN; exp of it is 0 in every float dtype.
+LOG_ZERO = -1e30
+_OP_NAME = "CTCLossDense"
 
 
 def _blank_first(logits, labels, blank_index):
@@ -37,20 +42,124 @@ def _blank_first(logits, labels, blank_index):
     return logits, where(less(labels, blank_index), labels + 1, labels)
 
 
-def _extended(labels, max_labels):
-    """[B, 2L + 1]: blank (0), label 1, blank, label 2, ..., blank."""
-    blanks = labels * 0
-    pairs = reshape(stack([blanks, labels], axis=2), [-1, 2 * max_labels])
-    return concat([pairs, blanks[:, :1]], axis=1)
+def _ctc_infer(logits, labels, label_length, logit_length):
+    rules.check_dtype_in(_OP_NAME, logits, lambda d: d in (dtypes.float32, dtypes.float64),
+                         "float, double")
+    for t, what in ((labels, "labels"), (label_length, "label_length"),
+                    (logit_length, "logit_length")):
+        if t.dtype != dtypes.int32:
+            raise InvalidArgumentError(f"{what} must be int32, got {t.dtype.name} "
+                                       f"[Op:{_OP_NAME}]", op=_OP_NAME)
+    if len(logits._shape) != 3 or len(labels._shape) != 2 or len(label_length._shape) != 1 \
+            or len(logit_length._shape) != 1:
+        raise ValueError(
+            f"ctc_loss takes logits of rank 3, labels of rank 2 and lengths of rank 1, got "
+            f"shapes {list(logits._shape)}, {list(labels._shape)}, "
+            f"{list(label_length._shape)} and {list(logit_length._shape)}")
+    batch = logits._shape[1]
+    for t, what in ((labels, "labels"), (label_length, "label_length"),
+                    (logit_length, "logit_length")):
+        if None not in (batch, t._shape[0]) and t._shape[0] != batch:
+            raise InvalidArgumentError(
+                f"{what} has {t._shape[0]} sequences and logits {batch}: shapes "
+                f"{list(t._shape)} and {list(logits._shape)} [Op:{_OP_NAME}]", op=_OP_NAME)
+    return [((batch,), logits.dtype), (logits._shape, logits.dtype)]
 
 
-def _skips_allowed(extended, states):
-    """Whether a path may jump from state s - 2 to s: s holds a label that differs from
-    the one two states back (the blank between repeated labels cannot be skipped)."""
-    is_label = np.arange(states) % 2 == 1
-    differs = concat([extended[:, :2] * 0 == 1,
-                      not_equal(extended[:, 2:], extended[:, :-2])], axis=1)
-    return logical_and(differs, rules.as_tensor(is_label))
+def _log_sum_exp(a, b):
+    high = np.maximum(a, b)
+    return high + np.log(np.exp(a - high) + np.exp(b - high))
+
+
+def ctc_forward_backward(logits, labels, label_length, logit_length):
+    """(loss [B], gradient [T, B, K]) in float64 for time-major logits whose class 0 is
+    the blank: the NumPy kernel of CTCLossDense. A label within label_length outside
+    [0, K) is an InvalidArgumentError; labels past it are never read."""
+    frames, batch, classes = logits.shape
+    states = 2 * labels.shape[1] + 1
+    lengths = np.clip(logit_length, 0, frames)
+    ends = 2 * label_length.astype(np.int64)
+    used = np.arange(labels.shape[1]) < label_length[:, None]
+    bad = used & ((labels < 0) | (labels >= classes))
+    if bad.any():
+        raise InvalidArgumentError(
+            f"Received a label value of {labels[bad][0]} which is outside the valid range "
+            f"of [0, {classes}) [Op:{_OP_NAME}]", op=_OP_NAME)
+    extended = np.zeros((batch, states), np.int64)
+    extended[:, 1::2] = np.where(used, labels, 0)
+    x = logits.astype(np.float64)
+    with np.errstate(all="ignore"):
+        high = x.max(axis=2, keepdims=True) if x.size else x
+        log_probs = x - (high + np.log(np.exp(x - high).sum(axis=2, keepdims=True)))
+    emissions = log_probs[:, np.arange(batch)[:, None], extended]  # [T, B, S]
+    position = np.arange(states)
+    # A path may jump over the blank from s - 2 to s where s holds a label that differs
+    # from the one two states back; states past a sequence's end are never reached.
+    skips = np.zeros((batch, states), bool)
+    skips[:, 2:] = (extended[:, 2:] != extended[:, :-2]) & (position[2:] % 2 == 1)
+    live = position <= ends[:, None]
+    alpha = np.full((frames, batch, states), LOG_ZERO)
+    beta = np.full((frames, batch, states), LOG_ZERO)
+    start = np.where(position < 2, 0.0, LOG_ZERO)
+    previous = np.where((lengths > 0)[:, None], start, np.where(position == 0, 0.0, LOG_ZERO))
+    with np.errstate(all="ignore"):
+        for t in range(frames):
+            if t == 0:
+                here = start + emissions[0]
+            else:
+                one = np.concatenate([np.full((batch, 1), LOG_ZERO), previous[:, :-1]], 1)
+                two = np.concatenate([np.full((batch, 2), LOG_ZERO), previous], 1)[:, :states]
+                here = _log_sum_exp(_log_sum_exp(previous, one),
+                                    np.where(skips, two, LOG_ZERO)) + emissions[t]
+            here = np.where(live, here, LOG_ZERO)
+            previous = np.where((t < lengths)[:, None], here, previous)
+            alpha[t] = here
+        final = (position == ends[:, None]) | (position == ends[:, None] - 1)
+        log_likelihood = _log_sum_exp_rows(np.where(final, previous, LOG_ZERO))
+        following = np.full((batch, states), LOG_ZERO)
+        for t in range(frames - 1, -1, -1):
+            one = np.concatenate([following[:, 1:], np.full((batch, 1), LOG_ZERO)], 1)
+            two = np.concatenate([np.where(skips[:, 2:], following[:, 2:], LOG_ZERO),
+                                  np.full((batch, 2), LOG_ZERO)], 1)[:, :states]
+            later = _log_sum_exp(_log_sum_exp(following, one), two)
+            here = np.where((t == lengths - 1)[:, None], np.where(final, 0.0, LOG_ZERO), later)
+            here = np.where(live, here + emissions[t], LOG_ZERO)
+            following = np.where((t < lengths)[:, None], here, LOG_ZERO)
+            beta[t] = following
+        occupancy = np.exp(alpha + beta - emissions - log_likelihood[:, None])
+    # Impossible labelings (more labels than frames allow) get no gradient, as
+    # ignore_longer_outputs_than_inputs gives in TensorFlow's sparse ctc_loss.
+    possible = log_likelihood > LOG_ZERO / 2
+    posterior = np.zeros((frames, batch, classes))
+    for b in range(batch):
+        np.add.at(posterior[:, b], (slice(None), extended[b]), occupancy[:, b])
+    in_sequence = (np.arange(frames)[:, None] < lengths) & possible
+    gradient = np.where(in_sequence[:, :, None], np.exp(log_probs) - posterior, 0.0)
+    return -log_likelihood, gradient
+
+
+def _log_sum_exp_rows(a):
+    high = a.max(axis=1) if a.size else np.zeros(a.shape[0])
+    return high + np.log(np.exp(a - high[:, None]).sum(axis=1))
+
+
+def _ctc_kernel(logits, labels, label_length, logit_length):
+    loss, gradient = ctc_forward_backward(logits, labels, label_length, logit_length)
+    return loss.astype(logits.dtype), gradient.astype(logits.dtype)
+
+
+def _ctc_grad(ctx, grad_loss, grad_gradient):
+    # grad_gradient (a second derivative) is dropped: the gradient output is a constant
+    # to its own derivative, as TensorFlow's ctc_loss_dense computes it without a tape.
+    if grad_loss is None:
+        return None, None, None, None
+    return reshape(grad_loss, [1, -1, 1]) * ctx.out1, None, None, None
+
+
+CTC_LOSS = register(OpDef(
+    name=_OP_NAME, args=("logits", "labels", "label_length", "logit_length"),
+    infer=_ctc_infer, eager=_ctc_kernel, n_out=2, saves=("out1",), grad=_ctc_grad,
+    none_dys=True, smooth=False))
 
 
 def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
@@ -70,46 +179,18 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
                     (logit_length, "logit_length")):
         rules.check_int_dtype(op_name, t, what)
     original = logits.dtype
-    if original == dtypes.float16:
+    if original not in (dtypes.float32, dtypes.float64):
         logits = cast(logits, dtypes.float32)
     if len(logits._shape) != 3 or len(labels._shape) != 2:
         raise ValueError(f"ctc_loss takes logits of rank 3 and labels of rank 2, got shapes "
                          f"{list(logits._shape)} and {list(labels._shape)}")
     if not logits_time_major:
         logits = transpose(logits, [1, 0, 2])
-    frames, max_labels = logits._shape[0], labels._shape[1]
-    if frames is None or max_labels is None:
-        raise ValueError("ctc_loss needs the number of frames and the label length known "
-                         "when the function is traced")
     logits, labels = _blank_first(logits, labels, 0 if blank_index is None else
                                   int(blank_index))
-    states = 2 * max_labels + 1
-    extended = _extended(cast(labels, dtypes.int32), max_labels)
-    log_probs = log_softmax(logits)
-    emissions = einsum("tbk,bsk->tbs", log_probs,
-                       one_hot(extended, logits._shape[2], dtype=logits.dtype))
-    skips = _skips_allowed(extended, states)
-    log_zero = rules.as_tensor(_LOG_ZERO, logits.dtype)
-    lengths = cast(logit_length, dtypes.int32)
-    alpha = where(rules.as_tensor(np.arange(states) < 2), emissions[0], log_zero)
-    alpha = where(expand_dims(less(0, lengths), 1), alpha,
-                  where(rules.as_tensor(np.arange(states) == 0), 0.0 * alpha, log_zero))
-    padding = log_zero + 0.0 * alpha[:, :2]
-
-    def step(t, alpha):
-        one_back = concat([padding[:, :1], alpha[:, :-1]], axis=1)
-        two_back = where(skips, concat([padding, alpha[:, :-2]], axis=1), log_zero)
-        stepped = reduce_logsumexp(stack([alpha, one_back, two_back]), axis=0) + emissions[t]
-        return t + 1, where(expand_dims(less(t, lengths), 1), stepped, alpha)
-
-    # A tensor loop, as TensorFlow's ctc_loss_dense scans: in a tf.function, one step's
-    # ops whatever the number of frames (unrolled, 50 frames took half a minute to compile).
-    _, alpha = while_loop(lambda t, alpha: t < frames, step, [1, alpha])
-    ends = 2 * cast(label_length, dtypes.int32)
-    positions = rules.as_tensor(np.arange(states, dtype=np.int32))
-    final = logical_or(equal(positions, expand_dims(ends, 1)),
-                       equal(positions, expand_dims(ends - 1, 1)))
-    loss = -reduce_logsumexp(where(final, alpha, log_zero), axis=1)
+    loss = bind(CTC_LOSS, (logits, cast(labels, dtypes.int32),
+                           cast(label_length, dtypes.int32),
+                           cast(logit_length, dtypes.int32)), {})[0]
     return cast(loss, original) if original != loss.dtype else loss
 
 

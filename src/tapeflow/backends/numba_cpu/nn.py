@@ -1,6 +1,7 @@
 """Lowerings of the neural-network ops that are not elementwise: softmax, the
-cross-entropies and L2Loss."""
+cross-entropies, CTC's loss and L2Loss."""
 
+from ...ops.ctc import CTC_LOSS
 from ...ops.nn import L2_LOSS, LOG_SOFTMAX, SOFTMAX, SOFTMAX_XENT, SPARSE_SOFTMAX_XENT
 from .generator import lowers
 from .text import np_name, tuple_expr
@@ -50,6 +51,18 @@ def _sparse_xent(cg, node):
     cg.emit(f"{loss}, {back} = sparse_xent2({f2}, {l1}, {code})")
     cg.output(node, cg.assign(f"reshaped({loss}, {tuple_expr(dims[:-1])})"), "C", 0)
     cg.output(node, cg.assign(f"reshaped({back}, {tuple_expr(dims)})"), "C", 1)
+
+
+@lowers(CTC_LOSS)
+def _ctc_loss(cg, node):
+    logits, labels, label_length, logit_length = (cg.contiguous(cg.val(x))
+                                                   for x in node.inputs)
+    loss, grad = cg.fresh(), cg.fresh()
+    code = cg.error("label", node)
+    cg.emit(f"{loss}, {grad} = ctc_loss_grad({logits}, {labels}, {label_length}, "
+            f"{logit_length}, {code})")
+    cg.output(node, loss, "C", 0)
+    cg.output(node, grad, "C", 1)
 
 
 @lowers(L2_LOSS)

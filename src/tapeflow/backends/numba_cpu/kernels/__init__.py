@@ -13,7 +13,8 @@ import functools
 
 # The modules whose public functions generated kernels import by name.
 HELPER_MODULES = ("scalar_math", "special_math", "arrays", "gemm", "matrices", "windows",
-                  "segments", "philox", "fourier", "draws", "allocation", "views", "failures")
+                  "segments", "philox", "fourier", "draws", "allocation", "views", "failures",
+                  "ctc")
 # Every module whose source the compiled kernels depend on.
 SOURCE_MODULES = HELPER_MODULES + ("microgemm", "gemm_shape", "numpy_blas")
 
