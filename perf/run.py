@@ -22,7 +22,7 @@ if hasattr(os, "sched_setaffinity") and os.environ.get("TAPEFLOW_PERF_ALL_CORES"
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 BENCHMARKS = ["eager_chain", "small_graphs", "mlp", "matmul", "elementwise", "rnn", "rnn_outputs",
-              "jacobians", "conv", "first_call", "cold_start", "compile",
+              "jacobians", "conv", "ctc", "first_call", "cold_start", "compile",
               "compile_parts"]
 
 
