@@ -19,6 +19,7 @@ from . import rules
 from .creation import range as arange
 from .elementwise import cast, equal, less, logical_and, not_equal, where
 from .indexing import scatter_nd
+from .nn import log_softmax_kernel
 from .rearrange import boolean_mask, sequence_mask
 from .reduce import reduce_max, reduce_sum
 from .registry import OpDef, bind, register
@@ -66,11 +67,6 @@ def _ctc_infer(logits, labels, label_length, logit_length):
     return [((batch,), logits.dtype), (logits._shape, logits.dtype)]
 
 
-def _log_sum_exp(a, b):
-    high = np.maximum(a, b)
-    return high + np.log(np.exp(a - high) + np.exp(b - high))
-
-
 def ctc_forward_backward(logits, labels, label_length, logit_length):
     """(loss [B], gradient [T, B, K]) in float64 for time-major logits whose class 0 is
     the blank: the NumPy kernel of CTCLossDense. A label within label_length outside
@@ -87,10 +83,7 @@ def ctc_forward_backward(logits, labels, label_length, logit_length):
             f"of [0, {classes}) [Op:{_OP_NAME}]", op=_OP_NAME)
     extended = np.zeros((batch, states), np.int64)
     extended[:, 1::2] = np.where(used, labels, 0)
-    x = logits.astype(np.float64)
-    with np.errstate(all="ignore"):
-        high = x.max(axis=2, keepdims=True) if x.size else x
-        log_probs = x - (high + np.log(np.exp(x - high).sum(axis=2, keepdims=True)))
+    log_probs = log_softmax_kernel(logits.astype(np.float64), axis=2)
     emissions = log_probs[:, np.arange(batch)[:, None], extended]  # [T, B, S]
     position = np.arange(states)
     # A path may jump over the blank from s - 2 to s where s holds a label that differs
@@ -109,19 +102,19 @@ def ctc_forward_backward(logits, labels, label_length, logit_length):
             else:
                 one = np.concatenate([np.full((batch, 1), LOG_ZERO), previous[:, :-1]], 1)
                 two = np.concatenate([np.full((batch, 2), LOG_ZERO), previous], 1)[:, :states]
-                here = _log_sum_exp(_log_sum_exp(previous, one),
+                here = np.logaddexp(np.logaddexp(previous, one),
                                     np.where(skips, two, LOG_ZERO)) + emissions[t]
             here = np.where(live, here, LOG_ZERO)
             previous = np.where((t < lengths)[:, None], here, previous)
             alpha[t] = here
         final = (position == ends[:, None]) | (position == ends[:, None] - 1)
-        log_likelihood = _log_sum_exp_rows(np.where(final, previous, LOG_ZERO))
+        log_likelihood = np.logaddexp.reduce(np.where(final, previous, LOG_ZERO), axis=1)
         following = np.full((batch, states), LOG_ZERO)
         for t in range(frames - 1, -1, -1):
             one = np.concatenate([following[:, 1:], np.full((batch, 1), LOG_ZERO)], 1)
             two = np.concatenate([np.where(skips[:, 2:], following[:, 2:], LOG_ZERO),
                                   np.full((batch, 2), LOG_ZERO)], 1)[:, :states]
-            later = _log_sum_exp(_log_sum_exp(following, one), two)
+            later = np.logaddexp(np.logaddexp(following, one), two)
             here = np.where((t == lengths - 1)[:, None], np.where(final, 0.0, LOG_ZERO), later)
             here = np.where(live, here + emissions[t], LOG_ZERO)
             following = np.where((t < lengths)[:, None], here, LOG_ZERO)
@@ -134,13 +127,9 @@ def ctc_forward_backward(logits, labels, label_length, logit_length):
     for b in range(batch):
         np.add.at(posterior[:, b], (slice(None), extended[b]), occupancy[:, b])
     in_sequence = (np.arange(frames)[:, None] < lengths) & possible
-    gradient = np.where(in_sequence[:, :, None], np.exp(log_probs) - posterior, 0.0)
+    with np.errstate(all="ignore"):  # an impossible sequence's occupancy overflows
+        gradient = np.where(in_sequence[:, :, None], np.exp(log_probs) - posterior, 0.0)
     return -log_likelihood, gradient
-
-
-def _log_sum_exp_rows(a):
-    high = a.max(axis=1) if a.size else np.zeros(a.shape[0])
-    return high + np.log(np.exp(a - high[:, None]).sum(axis=1))
 
 
 def _ctc_kernel(logits, labels, label_length, logit_length):

@@ -78,7 +78,7 @@ def _softmax_kernel(logits, axis):
     return out.astype(logits.dtype, copy=False)
 
 
-def _log_softmax_kernel(logits, axis):
+def log_softmax_kernel(logits, axis):
     if logits.size == 0:
         return logits.copy()
     x = _precise(logits)
@@ -103,7 +103,7 @@ SOFTMAX = register(OpDef(
     saves=("out",), grad=_softmax_grad))
 LOG_SOFTMAX = register(OpDef(
     name="LogSoftmax", args=("logits",), infer=_softmax_infer("LogSoftmax"),
-    eager=_log_softmax_kernel, saves=("out",), grad=_log_softmax_grad))
+    eager=log_softmax_kernel, saves=("out",), grad=_log_softmax_grad))
 
 
 def _class_axis(axis, rank, op_name):

@@ -14,6 +14,7 @@ from ...ops.registry import record
 from .. import compiler
 from . import (
     blas,
+    ctc,
     device,
     elementwise,
     gather,
@@ -28,7 +29,7 @@ from . import (
 
 BACKEND = "numba_cuda"
 lowers = compiler.lowering_registrar(BACKEND)
-for _module in (elementwise, reduce, shape, blas, gather, random, rows, slicing):
+for _module in (elementwise, reduce, shape, blas, gather, random, rows, slicing, ctc):
     _module.attach(lowers)
 
 
