@@ -80,11 +80,16 @@ os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
                     after_in_child=_after_fork_in_child)
 
 
-# A compile costs a process tenths of a second of CPU (an import of Numba and a cached
-# kernel's load) to seconds, in a thread that shares the interpreter lock with the
-# calls: a trace whose interpreted calls take less than this in all (a short loop of
-# small steps) is not worth it, and would only slow those calls down.
-WORTH_COMPILING = 0.02
+# The interpreted time after which a trace is compiled, as a rental is turned into a
+# purchase once the rent paid equals the price: the price is what a background compile
+# costs the calls running beside it, the interpreter lock its thread holds to generate
+# the source and load the machine code (a compile process does the rest on another CPU).
+# For a kernel the cache held, that was 0.16 s of a 2-core machine's time alone (the
+# first in a process imports llvmlite), and the kernel arrived 0.2-0.4 s after the
+# start beside a small training loop: a loop whose interpreted calls take less in all
+# (200 steps of a small Dense + Adam step) only ran slower for having started it. A
+# loop that runs longer loses at most this much before its compile starts.
+WORTH_COMPILING = 0.15
 
 
 # The interpreter's switch interval while a background compile runs. Its thread gives
@@ -92,9 +97,10 @@ WORTH_COMPILING = 0.02
 # the default 5 ms waits up to that long each time for the calls running beside it to
 # hand it back: on a 2-core machine, generating a small training step's source and
 # loading its compiled kernel took 0.13 s and 0.48 s beside the calls, against 0.04 s
-# and 0.06 s with 0.5 ms. While the thread waits for its compile process it wants no
-# lock, so the calls are not interrupted more often then.
-_SWITCH_INTERVAL = 0.0005
+# and 0.06 s with 0.5 ms; loading a cached kernel, imports included, took 0.34-0.37 s
+# with 0.5 ms and 0.19-0.21 s with 0.1 ms. While the thread waits for its compile
+# process it wants no lock, so the calls are not interrupted more often then.
+_SWITCH_INTERVAL = 0.0001
 
 
 @contextlib.contextmanager
