@@ -96,6 +96,7 @@ class Codegen:
         self.graph = graph
         self.emit_group = emit_group
         self.lines = []
+        self.quiet_names = None  # site_marks.quiet_names(), once a store is overwritable
         self.depth = 1
         self._fresh = itertools.count()
         # generated name -> the name it is shown by (names.shown_lines makes them unique)
@@ -180,8 +181,12 @@ class Codegen:
     def _overwritable_mark(self):
         if self.mark_line is None or self.mark_line >= len(self.lines):
             return False
+        if self.quiet_names is None:
+            self.quiet_names = site_marks.quiet_names()
+        quiet = self.quiet_names
         return (self.lines[self.mark_line].lstrip() == f"W[0] = {len(self.sites) - 1}"
-                and not any(map(site_marks.may_fail, self.lines[self.mark_line + 1:])))
+                and not any(site_marks.may_fail(line, quiet)
+                            for line in self.lines[self.mark_line + 1:]))
 
     def runtime_ints(self, values):
         exprs = []

@@ -23,30 +23,23 @@ _QUIET = frozenset({"range", "min", "max", "abs", "len", "int", "float", "bool",
 _SCALAR_MODULES = ("scalar_math", "special_math")
 
 
-def may_fail(line):
-    """Whether `line` (generated code) may raise an error that names no node."""
+def quiet_names():
+    """The names of the calls that cannot fail unnamed: the calls above and the scalar
+    helpers of kernels/ (from cache.helper_names). Made once per kernel, not per line: an
+    unrolled loop of 1,000 steps has 80,000 lines, and finding the helpers' names each
+    time was a fifth of its source generation."""
+    from . import cache
+    return _QUIET | frozenset(name for name, module in cache.helper_names().items()
+                              if module.rpartition(".")[2] in _SCALAR_MODULES)
+
+
+def may_fail(line, quiet):
+    """Whether `line` (generated code) may raise an error that names no node; `quiet` is
+    quiet_names()."""
     if "(" not in line:  # no call (most lines: reads, stores, arithmetic)
         return False
     stripped = line.lstrip()
     if stripped.startswith("#"):
         return False
-    return any(not _quiet(name) for name in _CALL.findall(stripped))
-
-
-def _quiet(name):
-    return name in _QUIET or name.startswith("math.") or name in _scalar_helpers()
-
-
-# (the helper_names() dict it was made from, the scalar helpers' names): made once, not
-# per line (an unrolled loop of 1,000 steps asks 8,000 times)
-_scalar = (None, frozenset())
-
-
-def _scalar_helpers():
-    global _scalar
-    from . import cache
-    names = cache.helper_names()
-    if _scalar[0] is not names:
-        _scalar = (names, frozenset(name for name, module in names.items()
-                                    if module.rpartition(".")[2] in _SCALAR_MODULES))
-    return _scalar[1]
+    return any(name not in quiet and not name.startswith("math.")
+               for name in _CALL.findall(stripped))
