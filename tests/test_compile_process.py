@@ -159,3 +159,15 @@ def test_a_stuck_process_is_stopped_after_the_patience(tmp_path, monkeypatch):
     (process,) = started
     assert process.returncode is not None  # stopped, not left behind
     assert not compile_process._running
+
+
+def test_the_process_gives_way_to_the_calls_it_runs_beside(monkeypatch):
+    asked = []
+    monkeypatch.setattr(compile_process.os, "nice", asked.append)
+    compile_process._lower_priority()
+    assert asked == [compile_process.NICENESS] and compile_process.NICENESS > 0
+
+    def refused(increment):
+        raise OSError("not permitted")
+    monkeypatch.setattr(compile_process.os, "nice", refused)
+    compile_process._lower_priority()  # runs as it is

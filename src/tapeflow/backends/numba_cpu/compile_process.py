@@ -136,6 +136,22 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+# The compile process's niceness: a background compile gives way to the calls it runs
+# beside whenever the two want one CPU (the program's other threads, its BLAS's, the
+# system's). Beside a small training loop on a 2-core machine, alternated six times with
+# the process at the program's priority: the interpreted calls 3% slower than with
+# compiling off (median; -10% to 8%) against 10% (3% to 15%), compiled after 4.5 s
+# either way.
+NICENESS = 10
+
+
+def _lower_priority():
+    try:
+        os.nice(NICENESS)
+    except (AttributeError, OSError):  # no niceness here (Windows): run as it is
+        pass
+
+
 def _main(arguments):
     if arguments == [_HELPER_NAMES]:
         cache.helper_names()
@@ -153,4 +169,5 @@ def _main(arguments):
 
 
 if __name__ == "__main__":
+    _lower_priority()
     sys.exit(_main(sys.argv[1:]))
