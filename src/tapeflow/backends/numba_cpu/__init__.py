@@ -27,7 +27,6 @@ import numpy as np
 from ... import backend_registry
 from .. import compiler
 from . import (  # noqa: F401 - each lowering module attaches its lowerings to the entries
-    aliases,
     cache,
     candidate_sampling,
     checks,
@@ -101,14 +100,10 @@ def assemble(cg):
     body = generator.without_dead_views(cg.prologue_lines() + cg.lines)
     body, repeated = outline.outline(body, [p.name for p in params], cg.readable)
     body = raises.as_calls(body)
-    functions, compiled_functions = [], []
+    functions = []
     for function in repeated:
-        function_lines = raises.as_calls(function.lines)
-        functions += [_JIT, *function_lines, "", ""]
-        compiled_functions += [_JIT, function_lines[0], *aliases.propagated(
-            function_lines[1:], function.parameters), "", ""]
-    compiled_body = aliases.propagated(body, [p.name for p in params])
-    text = "\n".join(names.module_lines(compiled_functions + compiled_body))
+        functions += [_JIT, *raises.as_calls(function.lines), "", ""]
+    text = "\n".join(names.module_lines(functions + body))
     helpers = cache.helper_names()
     by_module = {}
     for name in sorted(set(re.findall(r"\b([A-Za-z_]\w*)\(", text)) & helpers.keys()):
@@ -118,13 +113,9 @@ def assemble(cg):
     for module, imported in sorted(by_module.items()):
         lines.append(f"from {module} import {', '.join(imported)}")
     lines += ["", ""]
-    signature = f"def kernel({', '.join(p.name for p in params)}):"
-    # The shown text keeps the second names that the compiled one drops (aliases.py):
-    # a fused loop's output reads as itself, not as the input whose buffer it took.
-    module = "\n".join(lines + names.module_lines(
-        compiled_functions + [_JIT, signature] + compiled_body)) + "\n"
-    shown = "\n".join(lines + names.shown_lines(
-        functions + [_JIT, signature] + body, cg.readable)) + "\n"
+    code = functions + [_JIT, f"def kernel({', '.join(p.name for p in params)}):"] + body
+    module = "\n".join(lines + names.module_lines(code)) + "\n"
+    shown = "\n".join(lines + names.shown_lines(code, cg.readable)) + "\n"
     return module, shown, params
 
 

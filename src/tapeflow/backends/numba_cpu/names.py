@@ -15,10 +15,6 @@ from typing import NamedTuple
 SOURCE_COMMENT = "#@ "
 
 IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*")
-# The names a generated line binds: `a = ...`, `a, b = ...`, `a += ...`, `for i in ...`.
-# Found in many lines at once: no part of the pattern crosses a line's end.
-STORED = re.compile(r"^[^\S\n]*(?:for[^\S\n]+)?(\w+(?:[^\S\n]*,[^\S\n]*\w+)*)[^\S\n]*,?"
-                    r"[^\S\n]*(?:in\b|(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=))", re.MULTILINE)
 
 
 class Derived(NamedTuple):

@@ -27,6 +27,10 @@ _SITE = re.compile(r"^(\s*W\[0\] = )(\d+)$")
 # A check's error code: `raise E(<code>, ...)`, or the first argument of a check helper.
 _CODE = re.compile(r"\b(raise \w+|check_row|checked_position)\((np\.int64\()?(\d+)")
 _INT = re.compile(r"\bI\[(\d+)\]")
+# The names a generated line binds: `a = ...`, `a, b = ...`, `a += ...`, `for i in ...`.
+# Found in all of a block's lines at once: no part of the pattern crosses a line's end.
+_STORED = re.compile(r"^[^\S\n]*(?:for[^\S\n]+)?(\w+(?:[^\S\n]*,[^\S\n]*\w+)*)[^\S\n]*,?"
+                     r"[^\S\n]*(?:in\b|(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=))", re.MULTILINE)
 # IDENTIFIER's names, kept by re.split: [text, name, text, name, ..., text].
 _WORDS = re.compile(r"\b([A-Za-z_]\w*)")
 _BASES = ("site_base", "code_base")
@@ -58,19 +62,17 @@ class _Block:
 
 def _stored_names(code_lines):
     """The names the lines bind."""
-    return {name.strip() for m in names.STORED.finditer("\n".join(code_lines))
+    return {name.strip() for m in _STORED.finditer("\n".join(code_lines))
             for name in m.group(1).split(",")}
 
 
 class Outlined:
     """A function made of repeated code: its name, its text (as the kernel's lines are,
-    with the generator's names, so names.shown_lines shows it readably: the `def` line,
-    then the body), its parameters' names and its calls."""
+    with the generator's names, so names.shown_lines shows it readably) and its calls."""
 
-    def __init__(self, name, lines, parameters):
+    def __init__(self, name, lines):
         self.name = name
         self.lines = lines
-        self.parameters = parameters
         self.calls = 0
 
 
@@ -269,7 +271,7 @@ def _function(name, shape, outputs, before):
     lines = [f"def {name}({', '.join(params)}):"] + shape.relative
     if results:
         lines.append(f"    return {', '.join(results)}{',' if len(results) == 1 else ''}")
-    return Outlined(name, lines, params)
+    return Outlined(name, lines)
 
 
 def _call(function, shape, outputs, before):
