@@ -171,6 +171,15 @@ def test_ctc_loss_label_outside_the_classes_names_it_compiled_too(monkeypatch):
         tf.function(lambda x: tf.nn.ctc_loss([[1, 9]], x, [2], [4]))(logits)
 
 
+def test_ctc_kernels_share_the_ops_log_of_zero():
+    # The compiled helper keeps its own copy (importing ops/ctc.py would make that file
+    # part of every helper's cache key); an impossible labeling's loss is that number in
+    # every form.
+    from tapeflow.backends.numba_cpu.kernels import ctc as compiled_ctc
+    from tapeflow.ops import ctc
+    assert compiled_ctc._LOG_ZERO == ctc.LOG_ZERO
+
+
 def _finite_difference_check(fn, *args, eps=1e-6, rtol=1e-5):
     """The tape's gradient of sum(fn(*args) * weights) against central differences."""
     rng = np.random.default_rng(0)

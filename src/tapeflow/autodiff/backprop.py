@@ -60,8 +60,9 @@ class _Rows:
         summed, indices, rows, length = None, [], [], None
         for entry, dys, needs in self.uses:
             read = entry.op.row_grad(entry, *dys) if len(self.uses) > 1 else None
-            if read is None:  # alone, or not rows after all: the op's rule
-                entry.needs = needs
+            if read is None:  # alone, or not rows after all: the op's rule, for the
+                # first input only (_row_grads had the rule give the others)
+                entry.needs = (True,) + (False,) * (len(needs) - 1)
                 g = entry.op.grad(entry, *dys)[0]
                 summed = g if summed is None else summed + g
             else:

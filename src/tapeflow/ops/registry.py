@@ -66,7 +66,8 @@ class OpDef:
             row_grad(ctx, dy) -> (row indices, rows, rows of the input), that input's
             gradient as the rows `grad` would add into zeros, or None where that does not
             apply. A backward walk adds the rows of all of an input's uses into zeros
-            once (autodiff/backprop.py), as TensorFlow's IndexedSlices do.
+            once (autodiff/backprop.py), as TensorFlow's IndexedSlices do. Such an op's
+            `grad` returns a tuple, one entry per input.
     """
 
     name: str

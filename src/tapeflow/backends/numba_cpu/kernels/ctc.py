@@ -11,7 +11,9 @@ from . import array_helper as _array_jit
 from . import inlined_helper as _inlined
 from .allocation import empty_array, zeros_array
 
-# ops/ctc.py's LOG_ZERO: the log of a probability of 0, finite.
+# ops/ctc.py's LOG_ZERO, the log of a probability of 0, finite: a copy, since importing
+# that module would make it part of every helper's cache key (cache.py); a test keeps
+# the two equal.
 _LOG_ZERO = -1e30
 
 
