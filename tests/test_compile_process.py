@@ -2,6 +2,7 @@
 cache directory is what the calls then run, and a process that fails leaves the compile
 to the thread, which reports what fails as before."""
 
+import os
 import platform
 import sys
 
@@ -171,3 +172,18 @@ def test_the_process_gives_way_to_the_calls_it_runs_beside(monkeypatch):
         raise OSError("not permitted")
     monkeypatch.setattr(compile_process.os, "nice", refused)
     compile_process._lower_priority()  # runs as it is
+
+
+def test_the_process_status_says_what_went_wrong(tmp_path):
+    # It ends by os._exit (no teardown): the status must still be the outcome.
+    import subprocess
+    env = dict(os.environ, TAPEFLOW_CACHE_DIR=str(tmp_path))
+    command = [sys.executable, "-m", compile_process.__name__]
+    missing = subprocess.run(command + ["1" * 64, "[]"], env=env, capture_output=True)
+    assert missing.returncode == 2  # no such module
+    source = "x = 1\n"
+    digest = cache.key(source)
+    cache.write(source, digest, str(tmp_path))
+    failed = subprocess.run(command + [digest, "not a signature"], env=env,
+                            capture_output=True, text=True)
+    assert failed.returncode == 1 and "JSONDecodeError" in failed.stderr
