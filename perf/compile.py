@@ -357,6 +357,8 @@ def beside_compile(seconds=15.0):
 
 # The fewest alternated pairs of processes behind the 10- and 200-step rows.
 SHORT_LOOP_PAIRS = 5
+# The fewest runs behind the background compile's row: single runs gave 3% to 33%.
+BESIDE_COMPILE_RUNS = 3
 
 
 def _median_of(repeat, measure):
@@ -446,7 +448,7 @@ def run(peers, repeat=1, unrolled=(10, 30), training=True, peer_python=None):
                                    f"target <= 1.0x eager (vs numpy: eager); each of {pairs} "
                                    f"alternated pairs: median {statistics.median(ratios):.2f}x, "
                                    f"{ratios[0]:.2f}-{ratios[-1]:.2f}x")]
-        runs = [beside_compile() for _ in range(repeat)]
+        runs = [beside_compile() for _ in range(max(repeat, BESIDE_COMPILE_RUNS))]
         switched = [r["switched"] for r in runs if r["switched"] is not None]
         slowdowns = sorted(1 - r["interpreted"] / r["off"] for r in runs)
         results.append(Result(
