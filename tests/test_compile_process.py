@@ -72,14 +72,19 @@ def test_a_new_cache_directory_gets_the_helpers_names_from_a_process_not_the_thr
         raise AssertionError("the helpers' names were found in this process")
     monkeypatch.setattr(kernels, "helper_names", not_here)
     popen = compile_process.subprocess.Popen
-    started = []
+    started, jobs, intervals = [], [], []
 
     def spy(args, **kwargs):
         started.append(args[3:])
-        intervals.append(sys.getswitchinterval())
         return popen(args, **kwargs)
-    intervals = []
     monkeypatch.setattr(compile_process.subprocess, "Popen", spy)
+    run = compile_process._Worker.run
+
+    def job(self, arguments):
+        jobs.append(list(arguments))
+        intervals.append(sys.getswitchinterval())
+        return run(self, arguments)
+    monkeypatch.setattr(compile_process._Worker, "run", job)
 
     @tf.function
     def h(x):
@@ -88,11 +93,12 @@ def test_a_new_cache_directory_gets_the_helpers_names_from_a_process_not_the_thr
     x = tf.constant(np.linspace(-1.0, 1.0, 6).astype(np.float32))
     concrete = h.get_concrete_function(x)
     assert concrete.wait_compiled()
-    assert started[0] == ["--helper-names"] and len(started) == 2  # then the kernel's
+    assert jobs[0] == ["--helper-names"] and len(jobs) == 2  # then the kernel's
+    assert started == [["--serve"]]  # one process for both
     assert intervals == [pytest.approx(compile_worker._SWITCH_INTERVAL)] * 2
     assert cache.kept_helper_names() == expected
     assert compile_process.helper_names_kept()  # kept: no process now
-    assert len(started) == 2
+    assert len(jobs) == 2
     np.testing.assert_allclose(h(x).numpy(), np.sum(np.exp(x.numpy()) - x.numpy()),
                                rtol=1e-6)
 
@@ -187,3 +193,49 @@ def test_the_process_status_says_what_went_wrong(tmp_path):
     failed = subprocess.run(command + [digest, "not a signature"], env=env,
                             capture_output=True, text=True)
     assert failed.returncode == 1 and "JSONDecodeError" in failed.stderr
+
+
+def test_one_process_serves_the_compiles_that_follow(in_processes, tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path / "cache"))
+    popen = compile_process.subprocess.Popen
+    started = []
+
+    def spy(args, **kwargs):
+        started.append(popen(args, **kwargs))
+        return started[-1]
+    monkeypatch.setattr(compile_process.subprocess, "Popen", spy)
+
+    def waits(fn, x):
+        concrete = tf.function(fn).get_concrete_function(x)
+        assert concrete.wait_compiled()
+        return concrete
+
+    x = tf.constant(np.linspace(-1.0, 1.0, 6).astype(np.float32))
+    waits(lambda x: tf.reduce_sum(tf.sinh(x) * 2.0), x)
+    waits(lambda x: tf.reduce_max(tf.cosh(x) - x), x)
+    assert [succeeded for _, succeeded, _ in in_processes] == [True, True]
+    assert len(started) == 1 and started[0].poll() is None  # serving still
+    # One idle for half the time it waits is not sent another: it may be ending.
+    compile_process._worker.last_used -= compile_process.IDLE_SECONDS / 2
+    waits(lambda x: tf.reduce_min(tf.tanh(x) + x), x)
+    assert len(started) == 2 and started[0].returncode is not None
+    assert compile_process._running == {started[1]}
+
+
+def test_a_serving_process_answers_each_compile_and_ends_when_idle(tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path))
+    monkeypatch.setattr(compile_process, "IDLE_SECONDS", 0.2)
+    read_in, write_in = os.pipe()
+    read_out, write_out = os.pipe()
+    with os.fdopen(read_in, "r") as stdin, os.fdopen(write_out, "w") as stdout:
+        monkeypatch.setattr(compile_process.sys, "stdin", stdin)
+        monkeypatch.setattr(compile_process.sys, "stdout", stdout)
+        os.write(write_in, b'["--helper-names"]\n')
+        os.write(write_in, b'["' + b"1" * 64 + b'", "[]"]\n')  # no such module
+        assert compile_process._serve() == 2  # ends after a failure
+        assert os.read(read_out, 100) == b"0\n2\n"
+        assert compile_process._serve() == 0  # nothing sent: ends after IDLE_SECONDS
+        os.write(write_in, b'"not a list"\n')
+        assert compile_process._serve() == 1
+    os.close(write_in)
+    os.close(read_out)

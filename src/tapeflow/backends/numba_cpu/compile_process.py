@@ -10,6 +10,11 @@ kernel module it wrote to the cache directory: the process compiles it (and the 
 kernels it needs) into the cache, on another core, and the thread then only loads the
 machine code.
 
+The process serves the compiles that follow too, one at a time (the thread sends each
+as a line and reads its status back), so that each does not import tapeflow and Numba
+and set Numba up again, about a second of the other core; it ends once it has waited
+IDLE_SECONDS for the next, or when this process ends.
+
 The process runs in that private cache directory (its working directory, first on its
 sys.path) and compiles what it finds there with the cache's checks: the module file must
 hash to its name (cache.py), Numba's files are signed (numba_cache.py). It imports
@@ -18,21 +23,30 @@ tapeflow from where this process did.
 
 import atexit
 import glob
+import json
 import os
 import subprocess
 import sys
 import threading
+import time
 
 from ... import cache_store
 from . import cache, machine
 
 # Seconds a compile process may take (the largest kernels compile in minutes).
 _PATIENCE = 1800
+# Seconds a compile process waits for the next compile before it ends.
+IDLE_SECONDS = 60.0
 # The argument that asks a process for the helpers' names only.
 _HELPER_NAMES = "--helper-names"
+# The argument that makes a process serve compiles read from stdin (_Worker).
+_SERVE = "--serve"
 # Compile processes running, so that exiting stops them instead of leaving them behind.
 _running = set()
 _lock = threading.Lock()
+# The _Worker serving this process's compiles, once started; its lock orders the compiles.
+_worker = None
+_worker_lock = threading.Lock()
 
 
 def in_cache(digest):
@@ -81,33 +95,90 @@ def _can_start():
 
 
 def _ran(folder, *arguments):
-    """Runs this module with `arguments` in a new process for the cache directory
-    `folder`; whether it succeeded."""
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))))
-    env = dict(os.environ, TAPEFLOW_CACHE_DIR=folder, PYTHONPATH=os.pathsep.join(
-        [package_parent] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    try:
-        # In the private cache directory: `-m` puts the working directory first on the
-        # process's sys.path, where a module planted in a shared folder would be found.
-        process = subprocess.Popen(
-            [sys.executable, "-m", __name__, *arguments], cwd=folder, env=env,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except OSError:
-        return False
-    with _lock:
-        _running.add(process)
-    # Popen.wait(timeout) polls, waking every 50 ms for the interpreter lock, which the
-    # calls running meanwhile then wait for (7% of a small training loop's time). A
-    # blocking wait sleeps in the kernel; a timer stops a stuck process instead.
-    stuck = threading.Event()
-    watchdog = threading.Timer(_PATIENCE, _stop_stuck, (process, stuck))
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        return process.wait() == 0 and not stuck.is_set()  # stuck: the thread compiles
-    finally:
-        watchdog.cancel()
+    """Runs `arguments` (a kernel's digest and signature, or _HELPER_NAMES) in the
+    compile process that serves the cache directory `folder`, started if need be;
+    whether it succeeded. A process that failed or was stuck is not used again."""
+    global _worker
+    with _worker_lock:
+        worker = _worker
+        if worker is not None and not worker.usable(folder):
+            worker.stop()
+            worker = None
+        if worker is None:
+            worker = _Worker.start(folder)
+            if worker is None:
+                return False
+        _worker = worker
+        succeeded = worker.run(arguments)
+        if not succeeded:
+            worker.stop()
+            _worker = None
+        return succeeded
+
+
+class _Worker:
+    """A compile process serving one cache directory (`python -m ... --serve`)."""
+
+    def __init__(self, folder, process):
+        self.folder = folder
+        self.process = process
+        self.last_used = time.monotonic()
+
+    @classmethod
+    def start(cls, folder):
+        package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__)))))
+        env = dict(os.environ, TAPEFLOW_CACHE_DIR=folder, PYTHONPATH=os.pathsep.join(
+            [package_parent] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                if p]))
+        try:
+            # In the private cache directory: `-m` puts the working directory first on the
+            # process's sys.path, where a module planted in a shared folder would be found.
+            process = subprocess.Popen(
+                [sys.executable, "-m", __name__, _SERVE], cwd=folder, env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError:
+            return None
+        with _lock:
+            _running.add(process)
+        return cls(folder, process)
+
+    def usable(self, folder):
+        """Whether it serves `folder` and will wait for another compile: it ends after
+        IDLE_SECONDS without one, so one idle for half that long is not sent another."""
+        return (self.folder == folder and self.process.poll() is None
+                and time.monotonic() - self.last_used < IDLE_SECONDS / 2)
+
+    def run(self, arguments):
+        # The status is read with a blocking read: the thread sleeps in the kernel
+        # meanwhile (waiting with a timeout polled, waking every 50 ms for the interpreter
+        # lock, which the calls running meanwhile then waited for: 7% of a small training
+        # loop's time). A timer stops a stuck process instead.
+        stuck = threading.Event()
+        watchdog = threading.Timer(_PATIENCE, _stop_stuck, (self.process, stuck))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            self.process.stdin.write(json.dumps(list(arguments)).encode() + b"\n")
+            self.process.stdin.flush()
+            answer = self.process.stdout.readline()
+        except (OSError, ValueError):  # it ended, or was stopped
+            return False
+        finally:
+            watchdog.cancel()
+            self.last_used = time.monotonic()
+        return answer == b"0\n" and not stuck.is_set()  # else: the thread compiles
+
+    def stop(self):
+        process = self.process
+        if process.poll() is None:
+            process.kill()
+        for stream in (process.stdin, process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        process.wait()
         with _lock:
             _running.discard(process)
 
@@ -127,9 +198,12 @@ def stop_all():
 
 
 def _after_fork_in_child():
-    # The parent's compile processes are not this process's children: never stop them.
-    global _lock
+    # The parent's compile processes are not this process's children: never stop them,
+    # nor write to them.
+    global _lock, _worker, _worker_lock
     _lock = threading.Lock()
+    _worker_lock = threading.Lock()
+    _worker = None
     _running.clear()
 
 
@@ -164,8 +238,40 @@ def _main(arguments):
         return 2
     if cache.key(source) != digest:
         return 2
-    machine.machine_code(source, digest, signature)
+    cache.release(machine.machine_code(source, digest, signature))
     return 0
+
+
+def _serve():
+    """Runs the compiles read from stdin, one JSON list of _main's arguments per line,
+    writing each one's status as a line; ends at the end of stdin, after IDLE_SECONDS
+    without a compile, or after one that failed (the next starts afresh)."""
+    import select
+    stdin, stdout = sys.stdin.fileno(), sys.stdout.buffer
+    pending = b""
+    while True:
+        while b"\n" not in pending:  # read unbuffered: select sees what is not read yet
+            if os.name == "posix" and not select.select([stdin], [], [], IDLE_SECONDS)[0]:
+                return 0
+            chunk = os.read(stdin, 1 << 16)
+            if not chunk:
+                return 0
+            pending += chunk
+        line, pending = pending.split(b"\n", 1)
+        try:
+            arguments = json.loads(line)
+            if not (isinstance(arguments, list) and all(isinstance(a, str) for a in arguments)
+                    and _SERVE not in arguments):
+                raise ValueError("not a compile's arguments")
+            status = _main(arguments)
+        except Exception:  # noqa: BLE001 - shown, and the status says it failed
+            import traceback
+            traceback.print_exc()
+            status = 1
+        stdout.write(b"%d\n" % status)
+        stdout.flush()
+        if status:
+            return status
 
 
 def _exit_now(status):
@@ -182,7 +288,7 @@ def _exit_now(status):
 if __name__ == "__main__":
     _lower_priority()
     try:
-        _exit_now(_main(sys.argv[1:]))
+        _exit_now(_serve() if sys.argv[1:] == [_SERVE] else _main(sys.argv[1:]))
     except SystemExit as e:
         _exit_now(e.code if isinstance(e.code, int) else 1)
     except BaseException:  # noqa: BLE001 - shown, then the status says it failed
