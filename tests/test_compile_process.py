@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
+from tapeflow import cache_store
 from tapeflow.backends.numba_cpu import cache, compile_process, native_loader
 from tapeflow.config import settings
 from tapeflow.graph import compile_worker
@@ -239,3 +240,14 @@ def test_a_serving_process_answers_each_compile_and_ends_when_idle(tmp_path, mon
         assert compile_process._serve() == 1
     os.close(write_in)
     os.close(read_out)
+
+
+def test_a_process_whose_compile_failed_is_not_sent_another(tmp_path, monkeypatch):
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path))
+    folder = cache_store.directory()
+    assert compile_process._ran(folder, compile_process._HELPER_NAMES)
+    worker = compile_process._worker
+    assert worker is not None and worker.process.poll() is None
+    assert not compile_process._ran(folder, "1" * 64, "[]")  # no such module
+    assert compile_process._worker is None and worker.process.returncode is not None
+    assert worker.process not in compile_process._running
