@@ -59,8 +59,9 @@ def in_cache(digest):
 
 def compiled(source, digest, params):
     """Compiles the kernel of `source` (its parameters `params`) into the cache directory
-    in a new process, unless the cache has it. Returns whether the process succeeded (or
-    there was nothing to do); a failure is left to the in-process compile to report."""
+    in the compile process, unless the cache has it. Returns whether the process
+    succeeded (or there was nothing to do); a failure is left to the in-process compile
+    to report."""
     if in_cache(digest):
         return True
     if not _can_start():
@@ -75,8 +76,9 @@ def helper_names_kept():
     kernels/ and Numba, once per cache directory; in the thread, beside the calls it
     must not slow, each of the import's thousands of file reads gives the interpreter
     lock up and waits for it (up to its 5 ms switch interval): on a 2-core machine, 11 s
-    before a small training loop's compile could start, instead of 0.3 s here, in a
-    process of its own. Returns whether the names are kept now."""
+    before a small training loop's compile could start, instead of 0.3 s here, in the
+    compile process (which then serves the compile too). Returns whether the names are
+    kept now."""
     if cache.kept_helper_names() is not None:
         return True
     if not _can_start():
