@@ -251,3 +251,37 @@ def test_a_process_whose_compile_failed_is_not_sent_another(tmp_path, monkeypatc
     assert not compile_process._ran(folder, "1" * 64, "[]")  # no such module
     assert compile_process._worker is None and worker.process.returncode is not None
     assert worker.process not in compile_process._running
+
+
+def test_a_large_graphs_process_starts_before_its_source_is_generated(
+        in_processes, tmp_path, monkeypatch):
+    from tapeflow.backends.numba_cpu import generated_cache, generator
+    monkeypatch.setattr(settings, "cache_dir", str(tmp_path / "cache"))
+    monkeypatch.setattr(generated_cache, "MIN_NODES", 1)  # every graph keeps its generation
+    assert compile_process.helper_names_kept()
+    events = []
+    start, generate = compile_process._Worker.start, generator.generate
+
+    def starting(folder):
+        events.append("started")
+        return start(folder)
+
+    def generating(*args, **kwargs):
+        events.append("generated")
+        return generate(*args, **kwargs)
+    monkeypatch.setattr(compile_process._Worker, "start", starting)
+    monkeypatch.setattr(generator, "generate", generating)
+    compile_process._worker.last_used -= compile_process.IDLE_SECONDS  # one not to use
+
+    def f(x):
+        return tf.reduce_sum(tf.atan(x) * tf.cos(x) + 0.5 * x)
+
+    x = tf.constant(np.linspace(-1.0, 2.0, 6).astype(np.float32))
+    assert tf.function(f).get_concrete_function(x).wait_compiled()
+    assert events == ["started", "generated"]
+    # Traced again: its generation is kept, and the process serving still is used.
+    assert tf.function(f).get_concrete_function(x).wait_compiled()
+    assert events == ["started", "generated"]
+    xs = x.numpy()
+    np.testing.assert_allclose(tf.function(f)(x).numpy(),
+                               np.sum(np.arctan(xs) * np.cos(xs) + 0.5 * xs), rtol=1e-5)

@@ -119,12 +119,13 @@ def assemble(cg):
     return module, shown, params
 
 
-def _prepared(graph):
+def _prepared(graph, before_generating=None):
     """`graph` optimized (inlining, folding, CSE, DCE) and generated: (optimized graph,
     codegen state, output specs, assigned variables, module source, shown source,
     parameters, the source's hash). A large graph generated before is not generated
     again: generated_cache.py keeps what its generation made (the state's parts the
-    runtime reads), and the shown source is then a function that makes it."""
+    runtime reads), and the shown source is then a function that makes it. One that was
+    not is generated after `before_generating()`, if given."""
     with compile_costs.collector_paused():
         optimized = compiler.optimize(graph)
         kept_as = generated_cache.key(optimized)  # None: generated each time
@@ -134,6 +135,8 @@ def _prepared(graph):
                 state, output_specs, assigned, source, params, digest = kept
                 return (optimized, state, output_specs, assigned, source,
                         functools.partial(_shown, optimized), params, digest)
+            if before_generating is not None:
+                before_generating()
         cg, output_specs, assigned = generator.generate(optimized, loops.emit_group)
         source, shown, params = assemble(cg)
         digest = cache.key(source)
@@ -193,7 +196,8 @@ class NumbaCPU(compiler.Backend):
         unless it is there already (compile_process.py says why); `compile` then loads
         it. Returns whether the kernel is in the cache now."""
         compile_process.helper_names_kept()  # else generating the source imports Numba
-        prepared = _prepared_elsewhere[graph] = _prepared(graph)
+        # A large graph's compile process starts before its source is generated (seconds).
+        prepared = _prepared_elsewhere[graph] = _prepared(graph, compile_process.warm_up)
         *_, source, _, params, digest = prepared
         return compile_process.compiled(source, digest, params)
 

@@ -91,6 +91,22 @@ def helper_names_kept():
     return _ran(folder, _HELPER_NAMES) and cache.kept_helper_names() is not None
 
 
+def warm_up():
+    """Starts the compile process for the cache directory, unless one serves it, without
+    waiting for it: generating a large graph's source (an unrolled loop) takes seconds in
+    the thread, and the process imports tapeflow and Numba and sets Numba up meanwhile."""
+    global _worker
+    if not _can_start():
+        return
+    folder = cache_store.directory()
+    with _worker_lock:
+        if _worker is not None and _worker.usable(folder):
+            return
+        if _worker is not None:
+            _worker.stop()
+        _worker = _Worker.start(folder)
+
+
 def _can_start():
     # no interpreter to start (a frozen application would start itself)
     return not getattr(sys, "frozen", False) and bool(sys.executable)
