@@ -264,32 +264,53 @@ def _serve():
     """Runs the compiles read from stdin, one JSON list of _main's arguments per line,
     writing each one's status as a line; ends at the end of stdin, after IDLE_SECONDS
     without a compile, or after one that failed (the next starts afresh)."""
+    sys.stdout.flush()
+    # The statuses go to stdout as it is now; anything printed goes nowhere, so that it
+    # can neither fill the pipe nor be read as a status.
+    statuses = os.dup(sys.stdout.fileno())
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    try:
+        for line in _lines(sys.stdin.fileno()):
+            status = _job(line)
+            os.write(statuses, b"%d\n" % status)
+            if status:
+                return status
+        return 0
+    finally:
+        os.close(statuses)
+
+
+def _lines(descriptor):
+    """The lines read from `descriptor` until its end, or until none came for
+    IDLE_SECONDS. Read unbuffered: select sees only what is not read yet."""
     import select
-    stdin, stdout = sys.stdin.fileno(), sys.stdout.buffer
     pending = b""
     while True:
-        while b"\n" not in pending:  # read unbuffered: select sees what is not read yet
-            if os.name == "posix" and not select.select([stdin], [], [], IDLE_SECONDS)[0]:
-                return 0
-            chunk = os.read(stdin, 1 << 16)
+        while b"\n" not in pending:
+            if os.name == "posix" and not select.select([descriptor], [], [], IDLE_SECONDS)[0]:
+                return
+            chunk = os.read(descriptor, 1 << 16)
             if not chunk:
-                return 0
+                return
             pending += chunk
         line, pending = pending.split(b"\n", 1)
-        try:
-            arguments = json.loads(line)
-            if not (isinstance(arguments, list) and all(isinstance(a, str) for a in arguments)
-                    and _SERVE not in arguments):
-                raise ValueError("not a compile's arguments")
-            status = _main(arguments)
-        except Exception:  # noqa: BLE001 - shown, and the status says it failed
-            import traceback
-            traceback.print_exc()
-            status = 1
-        stdout.write(b"%d\n" % status)
-        stdout.flush()
-        if status:
-            return status
+        yield line
+
+
+def _job(line):
+    """The status of the compile that `line` (JSON) asks for, run here."""
+    try:
+        arguments = json.loads(line)
+        if not (isinstance(arguments, list) and all(isinstance(a, str) for a in arguments)
+                and _SERVE not in arguments):
+            raise ValueError("not a compile's arguments")
+        return _main(arguments)
+    except Exception:  # noqa: BLE001 - shown, and the status says it failed
+        import traceback
+        traceback.print_exc()
+        return 1
 
 
 def _exit_now(status):
