@@ -1001,3 +1001,24 @@ def test_a_kernel_numba_compiled_here_runs_through_its_entry_point(numba_dispatc
     with pytest.raises(InvalidArgumentError, match="GatherV2"):
         run(compiled, xv, np.array([7, 0], np.int32))
     assert len(compiled.dispatcher.overloads) == 1
+
+
+def test_a_view_that_nothing_reads_is_dropped():
+    # The loss per example that the cross-entropy's helper returns beside its gradient:
+    # only the gradient is read, so its view is not made.
+    @tf.function
+    def grads(logits, labels):
+        with tf.GradientTape() as tape:
+            tape.watch(logits)
+            loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels, logits))
+        return tape.gradient(loss, logits)
+
+    logits = tf.constant(np.array([[1.0, 2.0, 0.5], [0.1, -1.0, 3.0]], np.float32))
+    labels = tf.constant(np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], np.float32))
+    source = grads.get_concrete_function(logits, labels).kernel_source
+    views = re.findall(r"^\s*(\w+) = (?:reshaped|flat_view|contiguous)\(", source, re.M)
+    assert views and all(re.search(rf"\b{name}\b(?! =)", source.split(f"{name} =", 1)[1])
+                         for name in views)
+    p = np.exp(logits.numpy()) / np.exp(logits.numpy()).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(grads(logits, labels).numpy(), (p - labels.numpy()) / 2,
+                               rtol=1e-5)

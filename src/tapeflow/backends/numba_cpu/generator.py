@@ -533,8 +533,9 @@ def _check_node_dtypes(node):
 
 
 # A variable that only names memory: a reshaped view or a flat view of another, or a
-# contiguous copy of one (no check of ours, nothing that a later line depends on).
-_VIEW = re.compile(r"\s*(\w+) = (?:\w+\.reshape\(.*\)|contiguous\(\w+\)"
+# contiguous copy of one (no check of ours, nothing that a later line depends on: a
+# Reshape node checks its sizes on a line of its own, before its view).
+_VIEW = re.compile(r"\s*(\w+) = (?:reshaped\(\w+, .*\)|contiguous\(\w+\)"
                    r"|flat_view\(\w+\))$")
 
 
