@@ -343,8 +343,18 @@ class Codegen:
     def batched(self, v, k=2):
         """v as a C-contiguous (batch, last k dims...) array, and its dims."""
         dims = self.dims(v)
+        if v.rank == k + 1:  # that already: no view to make (Numba compiles each)
+            return self.contiguous(v), dims
         b = self.product(dims[:-k])
         return self.assign(f"reshaped({self.contiguous(v)}, ({b}, {', '.join(dims[-k:])}))"), dims
+
+    def shaped(self, name, rank, dims):
+        """The array variable `name`, of rank `rank`, as one of the sizes `dims`, which
+        are its own where it has as many (a helper's result with its argument's sizes):
+        itself then, else a view."""
+        if rank == len(dims):
+            return name
+        return self.assign(f"reshaped({name}, {tuple_expr(dims)})")
 
     def runtime_dims(self, shape, rank):
         """Expressions for the entries of an int shape vector computed by the graph."""

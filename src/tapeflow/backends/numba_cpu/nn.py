@@ -16,11 +16,11 @@ def _softmax(cg, node):
     log = node.op is LOG_SOFTMAX
     if axis == x.rank - 1:
         rows, dims = cg.batched(x, 1)
-        out = cg.assign(f"softmax_rows({rows}, {log})")
+        out = cg.shaped(cg.assign(f"softmax_rows({rows}, {log})"), 2, dims)
     else:
         x3, dims = cg.view3(x, axis)
-        out = cg.assign(f"softmax3({x3}, {log})")
-    cg.output(node, cg.assign(f"reshaped({out}, {tuple_expr(dims)})"))
+        out = cg.assign(f"reshaped({cg.assign(f'softmax3({x3}, {log})')}, {tuple_expr(dims)})")
+    cg.output(node, out)
 
 
 @lowers(SOFTMAX_XENT)
@@ -32,12 +32,14 @@ def _xent(cg, node):
         f2, dims = cg.batched(f, 1)
         l2, _ = cg.batched(lab, 1)
         cg.emit(f"{loss}, {back} = xent_rows({f2}, {l2})")
-    else:
-        f3, dims = cg.view3(f, axis)
-        l3, _ = cg.view3(lab, axis)
-        cg.emit(f"{loss}, {back} = xent3({f3}, {l3})")
+        cg.output(node, cg.shaped(loss, 1, dims[:-1]), "C", 0)
+        cg.output(node, cg.shaped(back, 2, dims), "C", 1)
+        return
+    f3, dims = cg.view3(f, axis)
+    l3, _ = cg.view3(lab, axis)
+    cg.emit(f"{loss}, {back} = xent3({f3}, {l3})")
     cg.output(node, cg.assign(f"reshaped({loss}, {tuple_expr(dims[:axis] + dims[axis + 1:])})"),
-         "C", 0)
+              "C", 0)
     cg.output(node, cg.assign(f"reshaped({back}, {tuple_expr(dims)})"), "C", 1)
 
 
@@ -45,12 +47,12 @@ def _xent(cg, node):
 def _sparse_xent(cg, node):
     f, lab = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     f2, dims = cg.batched(f, 1)
-    l1 = cg.assign(f"reshaped({cg.contiguous(lab)}, {cg.product(dims[:-1])})")
+    l1 = cg.shaped(cg.contiguous(lab), lab.rank, [cg.product(dims[:-1])])
     loss, back = cg.fresh(), cg.fresh()
     code = cg.error("label", node)
     cg.emit(f"{loss}, {back} = sparse_xent2({f2}, {l1}, {code})")
-    cg.output(node, cg.assign(f"reshaped({loss}, {tuple_expr(dims[:-1])})"), "C", 0)
-    cg.output(node, cg.assign(f"reshaped({back}, {tuple_expr(dims)})"), "C", 1)
+    cg.output(node, cg.shaped(loss, 1, dims[:-1]), "C", 0)
+    cg.output(node, cg.shaped(back, 2, dims), "C", 1)
 
 
 @lowers(CTC_LOSS)
