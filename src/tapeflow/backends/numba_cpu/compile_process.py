@@ -95,16 +95,10 @@ def warm_up():
     """Starts the compile process for the cache directory, unless one serves it, without
     waiting for it: generating a large graph's source (an unrolled loop) takes seconds in
     the thread, and the process imports tapeflow and Numba and sets Numba up meanwhile."""
-    global _worker
     if not _can_start():
         return
-    folder = cache_store.directory()
     with _worker_lock:
-        if _worker is not None and _worker.usable(folder):
-            return
-        if _worker is not None:
-            _worker.stop()
-        _worker = _Worker.start(folder)
+        _serving(cache_store.directory())
 
 
 def _can_start():
@@ -118,20 +112,26 @@ def _ran(folder, *arguments):
     whether it succeeded. A process that failed or was stuck is not used again."""
     global _worker
     with _worker_lock:
-        worker = _worker
-        if worker is not None and not worker.usable(folder):
-            worker.stop()
-            worker = None
+        worker = _serving(folder)
         if worker is None:
-            worker = _Worker.start(folder)
-            if worker is None:
-                return False
-        _worker = worker
+            return False
         succeeded = worker.run(arguments)
         if not succeeded:
             worker.stop()
             _worker = None
         return succeeded
+
+
+def _serving(folder):
+    """The _Worker that serves `folder`, started if none can (None if it cannot start);
+    under _worker_lock."""
+    global _worker
+    if _worker is not None and not _worker.usable(folder):
+        _worker.stop()
+        _worker = None
+    if _worker is None:
+        _worker = _Worker.start(folder)
+    return _worker
 
 
 class _Worker:
@@ -315,8 +315,8 @@ def _job(line):
 
 def _exit_now(status):
     """Ends the process without the interpreter's teardown: freeing Numba's and LLVM's
-    objects took 0.9 s after a compile of about 4 s, and the thread that waits for the
-    process waited for that too. What the compile wrote is written and closed by then
+    objects took 0.9-1.7 s after a compile of about 4 s, and the thread that waits for
+    the process waited for that too. What the compile wrote is written and closed by then
     (the kernel module, Numba's files, the bundle: each written whole, then renamed into
     place)."""
     sys.stdout.flush()

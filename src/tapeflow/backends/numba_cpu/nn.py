@@ -19,7 +19,8 @@ def _softmax(cg, node):
         out = cg.shaped(cg.assign(f"softmax_rows({rows}, {log})"), 2, dims)
     else:
         x3, dims = cg.view3(x, axis)
-        out = cg.assign(f"reshaped({cg.assign(f'softmax3({x3}, {log})')}, {tuple_expr(dims)})")
+        out3 = cg.assign(f"softmax3({x3}, {log})")
+        out = cg.assign(f"reshaped({out3}, {tuple_expr(dims)})")
     cg.output(node, out)
 
 
@@ -47,7 +48,9 @@ def _xent(cg, node):
 def _sparse_xent(cg, node):
     f, lab = cg.val(node.inputs[0]), cg.val(node.inputs[1])
     f2, dims = cg.batched(f, 1)
-    l1 = cg.shaped(cg.contiguous(lab), lab.rank, [cg.product(dims[:-1])])
+    # A view of the logits' row count even where the labels are a vector already: its
+    # check of the sizes keeps the helper from reading past the labels.
+    l1 = cg.assign(f"reshaped({cg.contiguous(lab)}, {cg.product(dims[:-1])})")
     loss, back = cg.fresh(), cg.fresh()
     code = cg.error("label", node)
     cg.emit(f"{loss}, {back} = sparse_xent2({f2}, {l1}, {code})")
