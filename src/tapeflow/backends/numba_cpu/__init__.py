@@ -77,6 +77,12 @@ same file, whatever the shapes, so its compiled code (in __pycache__, signed) is
 
 _JIT = ('@njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True, '
         'pipeline_class=KernelCompiler)')
+# The functions outlined from repeated code are called only by the kernel, natively (by
+# symbol), never from Python: Numba's Python wrapper of each, unboxing its arguments and
+# boxing its results, would be code optimized and compiled for nothing (about a tenth of
+# the unrolled RNN's compile at T=100, counted in instructions).
+_JIT_OUTLINED = _JIT.replace("no_cfunc_wrapper=True, ",
+                             "no_cfunc_wrapper=True, no_cpython_wrapper=True, ")
 
 
 def assemble(cg):
@@ -102,7 +108,7 @@ def assemble(cg):
     body = raises.as_calls(body)
     functions = []
     for function in repeated:
-        functions += [_JIT, *raises.as_calls(function.lines), "", ""]
+        functions += [_JIT_OUTLINED, *raises.as_calls(function.lines), "", ""]
     text = "\n".join(names.module_lines(functions + body))
     helpers = cache.helper_names()
     by_module = {}
