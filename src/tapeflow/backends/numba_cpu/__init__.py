@@ -75,14 +75,15 @@ same file, whatever the shapes, so its compiled code (in __pycache__, signed) is
 '''
 
 
+# Kernels and the functions outlined from their repeated code have no Python wrapper of
+# their own: the kernel is called through the caller of its signature and results
+# (kernel_caller.py), and the outlined functions only by the kernel, natively (by
+# symbol), so Numba's wrapper of each, unboxing its arguments and boxing its results,
+# would be code optimized and compiled again for every graph (about a tenth of the
+# unrolled RNN's compile at T=100 for the outlined functions' alone, counted in
+# instructions).
 _JIT = ('@njit(error_model="numpy", nogil=True, no_cfunc_wrapper=True, '
-        'pipeline_class=KernelCompiler)')
-# The functions outlined from repeated code are called only by the kernel, natively (by
-# symbol), never from Python: Numba's Python wrapper of each, unboxing its arguments and
-# boxing its results, would be code optimized and compiled for nothing (about a tenth of
-# the unrolled RNN's compile at T=100, counted in instructions).
-_JIT_OUTLINED = _JIT.replace("no_cfunc_wrapper=True, ",
-                             "no_cfunc_wrapper=True, no_cpython_wrapper=True, ")
+        'no_cpython_wrapper=True, pipeline_class=KernelCompiler)')
 
 
 def assemble(cg):
@@ -108,7 +109,7 @@ def assemble(cg):
     body = raises.as_calls(body)
     functions = []
     for function in repeated:
-        functions += [_JIT_OUTLINED, *raises.as_calls(function.lines), "", ""]
+        functions += [_JIT, *raises.as_calls(function.lines), "", ""]
     text = "\n".join(names.module_lines(functions + body))
     helpers = cache.helper_names()
     by_module = {}

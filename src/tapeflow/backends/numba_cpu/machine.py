@@ -13,6 +13,10 @@ from . import cache, compile_costs
 def argument_type(kind, dtype, ndim):
     """The Numba type of a kernel parameter."""
     import numba
+
+    from .kernel_caller import ADDRESS
+    if kind == ADDRESS:
+        return numba.types.int64
     if kind in ("stream", "seeded"):
         return numba.typeof(np.random.default_rng(0))
     return numba.types.Array(numba.from_dtype(np.dtype(dtype)), ndim, "C")
@@ -54,20 +58,52 @@ def machine_code(source, digest, signature):
 
 
 def entry_point(kernel, signature):
-    """What calls the compiled `kernel` for `signature`: the built-in function Numba made
-    for its Python wrapper, as a kernel loaded from its bundle is called. Numba's
-    dispatcher would find the overload by typing the arguments first (their dtypes,
-    ranks and layouts, which runtime.py has made the signature's already), and its
-    first call types them in Python: about 15 ms of a new graph's first call, which
-    imported numpy.ma for a check of masked arrays. The kernel itself where it is not
-    compiled (NUMBA_DISABLE_JIT)."""
+    """What calls the compiled `kernel` (a generated module's) for `signature` from
+    Python: its caller (kernel_caller.py), as a kernel loaded from its bundle is called.
+    The kernel itself where it is not compiled (NUMBA_DISABLE_JIT)."""
     overloads = getattr(kernel, "overloads", None)
-    if not overloads:
+    if overloads is None:
         return kernel
+    return _called(_overload(kernel, signature), signature)
+
+
+def _called(overload, signature):
+    """What calls `overload` (a kernel Numba compiled or loaded here) from Python: its
+    caller, compiled or loaded first where this process has none yet."""
+    from . import kernel_caller
+    from .kernels.native_call import results_text
+    results = results_text(overload.signature.return_type)
+    caller_signature = kernel_caller.signature(signature)
+    key = (caller_signature, results)
+    caller = kernel_caller.callers.get(key)
+    if caller is None:
+        text = kernel_caller.source(signature, results)
+        # Held for the process, as the helpers are: one per signature and results.
+        module = machine_code(text, cache.key(text), caller_signature)
+        caller = kernel_caller.callers.setdefault(key, python_entry(module.kernel,
+                                                                     caller_signature))
+    address = overload.library.get_pointer_to_function(overload.fndesc.mangled_name)
+    return kernel_caller.bound(caller, address, overload)
+
+
+def python_entry(function, signature):
+    """What calls `function`, compiled with Numba's Python wrapper for `signature`: the
+    built-in function Numba made for that wrapper. Numba's dispatcher would find the
+    overload by typing the arguments first (their dtypes, ranks and layouts, which
+    runtime.py has made the signature's already), and its first call types them in
+    Python: about 15 ms of a new graph's first call, which imported numpy.ma for a check
+    of masked arrays."""
+    return _overload(function, signature).entry_point
+
+
+def _overload(function, signature):
     argument_types = tuple(argument_type(kind, dtype, ndim)
                            for kind, dtype, ndim in json.loads(signature))
-    compiled = overloads.get(argument_types)
-    return kernel if compiled is None else compiled.entry_point
+    compiled = function.overloads.get(argument_types)
+    if compiled is None:  # machine_code compiled it; only another signature's is there
+        function.compile(argument_types)
+        compiled = function.overloads[argument_types]
+    return compiled
 
 
 def _outlined_by_symbol(module):

@@ -1,6 +1,8 @@
 """A compiled kernel's machine code in one signed file that loads without Numba: the
 kernel's object code, that of each helper it calls by symbol (helper_symbols.py), the
-names to publish them under, and the constants its Python wrapper reads.
+names to publish them under, and the constants its code reads. A kernel has no Python
+wrapper (its caller's bundle has one, kernel_caller.py): its header names its function
+and the text of its results, from which the caller is found.
 
 Numba's cache holds the same machine code, but reading it back takes Numba itself (its
 import is 0.13 s, most of a warm process's first compiled call) and its pickles of
@@ -26,7 +28,7 @@ import numpy as np
 from ... import cache_store
 from . import cache, elf_symbols
 
-_MAGIC = b"tapeflow native kernel 2\n"
+_MAGIC = b"tapeflow native kernel 3\n"
 _ENVIRONMENT = "_ZN08NumbaEnv"  # how Numba's mangled names of environments begin
 _SUFFIX = ".native"
 # code library -> the object code Numba's cache rebuilt it from (numba_cache.py): Numba
@@ -101,7 +103,11 @@ def save(path, cres):
     """Writes the bundle of the kernel `cres` (a Numba compile result) to `path` unless
     it is there or cannot be made; returns whether the file is there now."""
     if os.path.exists(path):
-        return True
+        # A damaged one (reported) is written again: a kernel's caller is read only after
+        # its kernel's bundle loaded, so a damaged caller was otherwise found a run later.
+        if cache_store.read_signed(path) is not None:
+            return True
+        cache_store.remove(path)
     from .helper_symbols import defining, requirements
     if cres.objectmode or cres.lifted or cres.reload_init:
         return False  # object-mode code needs Numba's objects at run time
@@ -137,11 +143,21 @@ def save(path, cres):
                 if consts is None:
                     return False
                 environments[name] = consts
-    if cres.fndesc.env_name not in environments:
+    fndesc = cres.fndesc
+    results = None
+    if not cres.library.get_pointer_to_function(fndesc.llvm_cpython_wrapper_name):
+        from .kernels.native_call import results_text
+        try:
+            results = results_text(cres.signature.return_type)
+        except ValueError:
+            return False
+    elif fndesc.env_name not in environments:
         return False
-    header = {"machine": platform.machine(), "wrapper": cres.fndesc.llvm_cpython_wrapper_name,
-              "environment": cres.fndesc.env_name,
-              "environments": sorted(environments.items()), "publishes": publishes}
+    header = {"machine": platform.machine(), "function": fndesc.mangled_name,
+              "wrapper": None if results is not None else fndesc.llvm_cpython_wrapper_name,
+              "environment": None if results is not None else fndesc.env_name,
+              "results": results, "environments": sorted(environments.items()),
+              "publishes": publishes}
     cache_store.make_private_dir(os.path.dirname(path))
     cache_store.write_signed(path, pack(header, objects))
     return True

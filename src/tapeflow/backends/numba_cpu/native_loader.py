@@ -6,8 +6,9 @@ holds that machine code, and this module loads it with llvmlite, which Numba wou
 anyway, and the C runtime that Numba's compiled code calls: its allocator (NRT) and
 helpers, from Numba's extension modules, which are loaded from their files without
 importing the `numba` package around them. The kernel is then called through the
-Python wrapper Numba compiled with it, so its arguments, results and errors are exactly
-those of Numba's dispatcher.
+Python wrapper Numba compiled with its caller (kernel_caller.py, loaded from its own
+bundle first), so its arguments, results and errors are exactly those of Numba's
+dispatcher.
 
 Nothing is loaded that could stop the process: every symbol each object file needs
 must be known first (LLVM's loader aborts on one it cannot resolve), and anything
@@ -37,9 +38,9 @@ import types
 import numpy as np
 
 from ... import cache_store
-from . import elf_symbols, native_bundle
+from . import cache, elf_symbols, kernel_caller, native_bundle
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # a kernel's caller is loaded while its kernel is
 _runtime = None  # a _Runtime once made; False where this process cannot have one
 _kernels = {}  # bundle path -> the loaded kernel
 
@@ -62,7 +63,14 @@ def kernel(digest, signature):
             if body is None:
                 raise ValueError("not tapeflow's")
             header, objects = native_bundle.unpack(body)
+            caller = None
+            if header["wrapper"] is None:  # a kernel: its caller's bundle first
+                caller = _caller(signature, header["results"])
+                if caller is None:
+                    return None
             loaded = runtime.load(header, objects)
+            if caller is not None and loaded is not None:
+                loaded = kernel_caller.bound(caller, loaded, None)
         except (ValueError, KeyError, TypeError) as e:
             if body is not None:
                 cache_store.report_damage(path, f"{type(e).__name__}: {e}")
@@ -72,6 +80,15 @@ def kernel(digest, signature):
             cache_store.touch(path)
             _kernels[path] = loaded
         return loaded
+
+
+def _caller(kernel_signature, results):
+    """The caller of kernels of this signature and results, from its bundle; None where
+    there is none (Numba compiles or loads it, with the kernel)."""
+    if not isinstance(results, str):
+        raise TypeError("a kernel's results are not named")
+    source = kernel_caller.source(kernel_signature, results)
+    return kernel(cache.key(source), kernel_caller.signature(kernel_signature))
 
 
 def _numba_settings_allow():
@@ -258,6 +275,11 @@ class _Runtime:
             address = engine.get_global_value_address(name)
             if address:  # else in a helper loaded before, which has it
                 ctypes.c_void_p.from_address(address).value = id(environment)
+        if header["wrapper"] is None:  # a kernel: the address its caller calls
+            address = engine.get_function_address(header["function"])
+            if not address:
+                raise ValueError("no kernel function")
+            return address
         wrapper = engine.get_function_address(header["wrapper"])
         if not wrapper:
             raise ValueError("no Python wrapper")
@@ -275,7 +297,7 @@ def loaded(kernel):
 
 def _after_fork_in_child():  # the thread that held the lock is not in the child
     global _lock
-    _lock = threading.Lock()
+    _lock = threading.RLock()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

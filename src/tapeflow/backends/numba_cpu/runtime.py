@@ -17,8 +17,9 @@ class CompiledGraph:
         self._shown = source
         self.module_source = module_source
         self.cache_key = digest
-        # kernel: what runs it, a built-in function calling its compiled Python wrapper;
-        # dispatcher: Numba's, where Numba compiled or loaded it (None from a bundle)
+        # kernel: what runs it, the built-in function of its caller's compiled Python
+        # wrapper with the kernel's address (kernel_caller.py); dispatcher: Numba's,
+        # where Numba compiled or loaded it (None from a bundle)
         self._kernel = kernel
         self.dispatcher = dispatcher
         self._n_variables = len(graph.variables)

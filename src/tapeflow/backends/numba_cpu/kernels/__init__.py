@@ -16,7 +16,7 @@ HELPER_MODULES = ("scalar_math", "special_math", "arrays", "gemm", "matrices", "
                   "segments", "philox", "fourier", "draws", "allocation", "views", "failures",
                   "ctc")
 # Every module whose source the compiled kernels depend on.
-SOURCE_MODULES = HELPER_MODULES + ("microgemm", "gemm_shape", "numpy_blas")
+SOURCE_MODULES = HELPER_MODULES + ("microgemm", "gemm_shape", "numpy_blas", "native_call")
 
 
 def helper_names(short_names=HELPER_MODULES):
