@@ -100,7 +100,7 @@ def _overload(function, signature):
     argument_types = tuple(argument_type(kind, dtype, ndim)
                            for kind, dtype, ndim in json.loads(signature))
     compiled = function.overloads.get(argument_types)
-    if compiled is None:  # machine_code compiled it; only another signature's is there
+    if compiled is None:  # not from machine_code: a dispatcher compiled for another one
         function.compile(argument_types)
         compiled = function.overloads[argument_types]
     return compiled
