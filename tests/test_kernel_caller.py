@@ -40,7 +40,8 @@ def test_results_are_written_as_text_and_read_back():
                     types.Tuple((f32, types.Array(types.int64, 1, "A", readonly=True),
                                  types.Array(types.complex64, 0, "C")))]:
         assert results_type(results_text(restype)) == restype
-    for restype in [f32, types.Tuple((f32, types.float32))]:
+    unaligned = types.Array(types.float32, 1, "C", aligned=False)  # not in the text
+    for restype in [f32, types.Tuple((f32, types.float32)), types.Tuple((unaligned,))]:
         with pytest.raises(ValueError):
             results_text(restype)
 

@@ -99,11 +99,7 @@ def python_entry(function, signature):
 def _overload(function, signature):
     argument_types = tuple(argument_type(kind, dtype, ndim)
                            for kind, dtype, ndim in json.loads(signature))
-    compiled = function.overloads.get(argument_types)
-    if compiled is None:  # not from machine_code: a dispatcher compiled for another one
-        function.compile(argument_types)
-        compiled = function.overloads[argument_types]
-    return compiled
+    return function.overloads[argument_types]  # machine_code compiled it for these
 
 
 def _outlined_by_symbol(module):

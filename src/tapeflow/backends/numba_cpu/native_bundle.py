@@ -101,7 +101,8 @@ def _dtypes(environment):
 
 def save(path, cres):
     """Writes the bundle of the kernel `cres` (a Numba compile result) to `path` unless
-    it is there or cannot be made; returns whether the file is there now."""
+    one that verifies is there or it cannot be made; returns whether the file is there
+    now."""
     if os.path.exists(path):
         # A damaged one (reported) is written again: a kernel's caller is read only after
         # its kernel's bundle loaded, so a damaged caller was otherwise found a run later.
