@@ -1026,3 +1026,13 @@ def test_a_view_that_nothing_reads_is_dropped():
     p = np.exp(logits.numpy()) / np.exp(logits.numpy()).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(grads(logits, labels).numpy(), (p - labels.numpy()) / 2,
                                rtol=1e-5)
+
+
+def test_views_nothing_reads_go_and_so_do_the_views_only_they_read():
+    from tapeflow.backends.numba_cpu.generator import without_dead_views
+    lines = ["    t1 = blas_gemm(a, b)", "    t2 = reshaped(t1, (n,))", "    t3 = flat_view(t2)",
+             "    t4 = contiguous(t1)", "    t5 = reshaped(t4, (m,))", "    t6 = flat_view(x)",
+             "    t6 = flat_view(y)", "    t7 = empty_array((n,), np.float32)",
+             "    return (t5,)"]
+    # t3 is unread, and then t2; t6 is bound twice; t7 is not a view
+    assert without_dead_views(lines) == [lines[k] for k in (0, 3, 4, 5, 6, 7, 8)]

@@ -551,16 +551,27 @@ _VIEW = re.compile(r"\s*(\w+) = (?:reshaped\(\w+, .*\)|contiguous\(\w+\)"
 
 def without_dead_views(lines):
     """`lines` less the views that nothing reads: a lowering makes a view of each output of
-    its node, and the code after may read only some of them."""
-    while True:
-        # One match over all the lines, not one per line: an unrolled loop of 1,000 steps
-        # has 80,000 (a newline ends an identifier, as the end of a line does).
-        uses = collections.Counter(names.IDENTIFIER.findall("\n".join(lines)))
-        kept = [line for line in lines
-                if not ((view := _VIEW.match(line)) and uses[view.group(1)] == 1)]
-        if len(kept) == len(lines):
-            return kept
-        lines = kept
+    its node, and the code after may read only some of them. A view dropped may leave the
+    one it read unread: that goes too."""
+    # The names are counted once, over all the lines at once, not once per line (an
+    # unrolled loop of 1,000 steps has 80,000; a newline ends an identifier, as the end of
+    # a line does); a dropped line's names are counted off it alone.
+    uses = collections.Counter(names.IDENTIFIER.findall("\n".join(lines)))
+    views = {}  # name -> the line of each view binding it
+    for k, line in enumerate(lines):
+        if " = " in line and (view := _VIEW.match(line)):
+            views.setdefault(view.group(1), []).append(k)
+    dropped = set()
+    unread = [name for name in views if uses[name] == 1]
+    while unread:
+        name = unread.pop()
+        k = views[name][0]  # the one line that names it
+        dropped.add(k)
+        for read in names.IDENTIFIER.findall(lines[k]):
+            uses[read] -= 1
+            if uses[read] == 1 and read in views and read != name:
+                unread.append(read)
+    return [line for k, line in enumerate(lines) if k not in dropped]
 
 
 def generate(graph, emit_group):

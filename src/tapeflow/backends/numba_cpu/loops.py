@@ -47,6 +47,7 @@ class _FusedLoop:
         self.g = group
         self.rank = len(group.shape)
         self.members = {id(n.outputs[0]): n for n in group.nodes}
+        self.own = {id(n) for n in group.nodes} | {id(n) for n in group.reductions}
         self.reads = {}
         self.temps = {}
 
@@ -99,7 +100,7 @@ class _FusedLoop:
         y = node.outputs[0]
         if id(y) in self.cg.outputs_ids:
             return True
-        own = {id(n) for n in self.g.nodes} | {id(n) for n in self.g.reductions}
+        own = self.own
         return any(id(c) not in own for c in self.cg.consumers.get(id(y), []))
 
     def emit(self):
@@ -198,9 +199,11 @@ class _FusedLoop:
         dead = self.dead_inputs()
         scalars = []  # 0-d outputs stay scalars: no array to allocate, write and read back
         for node in g.nodes:
-            if self.materialized(node) and rank == 0 and not g.reductions:
+            if not self.materialized(node):
+                continue
+            if rank == 0 and not g.reductions:
                 scalars.append(node.outputs[0])
-            elif self.materialized(node):
+            else:
                 y = node.outputs[0]
                 r = next((r for r in dead if r.val.dtype is y.dtype), None)
                 if r is not None:
@@ -268,7 +271,7 @@ class _FusedLoop:
         of the value comes from a consumer, and a Val shared by another value has that
         value's id as owner, so neither passes."""
         cg = self.cg
-        own = {id(n) for n in self.g.nodes} | {id(n) for n in self.g.reductions}
+        own = self.own
         keys = [key[0] for key in self.reads]
         dead = []
         for (xid, _), r in self.reads.items():

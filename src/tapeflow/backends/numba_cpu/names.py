@@ -68,10 +68,16 @@ def shown_lines(lines, readable):
     return shown
 
 
+_OUTPUT_INDEX = re.compile(r":\d+$")
+_NOT_WORD = re.compile(r"\W+")
+
+
 def identifier(name):
     """A graph or Variable name as a Python identifier: `dense/kernel:0` -> dense_kernel."""
-    name = re.sub(r":\d+$", "", name)
-    name = re.sub(r"\W+", "_", name).strip("_") or "value"
+    name = _OUTPUT_INDEX.sub("", name)
+    if not (name.isascii() and name.isidentifier()):  # else nothing to replace (most)
+        name = _NOT_WORD.sub("_", name)
+    name = name.strip("_") or "value"
     return "_" + name if name[0].isdigit() else name
 
 

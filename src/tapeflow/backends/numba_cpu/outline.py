@@ -45,25 +45,23 @@ MIN_LINES = 4
 
 
 class _Block:
-    """The lines of one node or group at the kernel's top level, and the names they bind
-    and mention (a superset of those they read: the generator's names never collide with
-    attributes or globals, and a wider set only keeps more values alive)."""
+    """The lines of one node or group at the kernel's top level, and the names they
+    bind."""
 
-    __slots__ = ("code_lines", "key", "lines", "loaded", "shape", "stored")
+    __slots__ = ("code_lines", "key", "lines", "shape", "stored")
 
     def __init__(self, lines):
         self.lines = lines
         self.code_lines = [line for line in lines if line.strip()
                            and not line.lstrip().startswith("#")]
-        self.loaded = set(names.IDENTIFIER.findall("\n".join(self.code_lines)))
         self.stored = _stored_names(self.code_lines)
         self.key = None
 
 
 def _stored_names(code_lines):
     """The names the lines bind."""
-    return {name.strip() for m in _STORED.finditer("\n".join(code_lines))
-            for name in m.group(1).split(",")}
+    return {name.strip() for bound in _STORED.findall("\n".join(code_lines))
+            for name in bound.split(",")}
 
 
 class Outlined:
@@ -94,15 +92,17 @@ def outline(body, parameters, readable, prefix=PREFIX):
         block.shape = _Shape(block.lines, kernel_names, block.stored)
         block.key = block.shape.key
     # Where each name is first defined (-1: before the first block) and last read
-    # (len(blocks): by the final lines).
+    # (len(blocks): by the final lines). The names a block mentions, its shape's `order`,
+    # stand for those it reads: the generator's names never collide with attributes or
+    # globals, and a wider set only keeps more values alive.
     defined_at = dict.fromkeys(defined_first, -1)
     last_read = {}
     for index, block in enumerate(blocks):
         for name in block.stored:
             defined_at.setdefault(name, index)
-        for name in block.loaded:
+        for name in block.shape.order:
             last_read[name] = index
-    for name in _Block(end).loaded:
+    for name in names.IDENTIFIER.findall("\n".join(_Block(end).code_lines)):
         last_read[name] = len(blocks)
 
     functions = []
@@ -172,12 +172,11 @@ def _blocks(body):
                 not begins or k - 1 > begins[-1]):
             k -= 1
         begins.append(k)
-    blocks = []
-    for a, b in zip(begins, begins[1:] + [end_at]):
-        lines = [line for st in statements[a:b] for line in st]
-        if _UNMOVABLE.search("\n".join(lines)):
-            return body, [], []
-        blocks.append(_Block(lines))
+    spans = [[line for st in statements[a:b] for line in st]
+             for a, b in zip(begins, begins[1:] + [end_at])]
+    if _UNMOVABLE.search("\n".join(line for lines in spans for line in lines)):
+        return body, [], []
+    blocks = [_Block(lines) for lines in spans]
     start = [line for st in statements[:begins[0]] for line in st]
     end = [line for st in statements[end_at:] for line in st]
     return start, blocks, end
@@ -196,13 +195,21 @@ class _Shape:
                  for _, _, c in _CODE.findall(line)]
         self.bases = (min(sites) if sites else None, min(codes) if codes else None)
         self.ints = []
-        self.relative = []
+        self.relative = relative = []
+        self.comments = []  # the source comments, shown above a call of the function
+        code = []
         for line in lines:
-            if line.lstrip().startswith("#"):
-                self.relative.append(line)
+            stripped = line.lstrip()
+            if stripped.startswith("#"):
+                relative.append(line)
+                if stripped.startswith(names.SOURCE_COMMENT):
+                    self.comments.append(line)
                 continue
-            self.relative.append(self._relative(line))
-        code = [line for line in self.relative if not line.lstrip().startswith("#")]
+            # (most lines have nothing to make relative)
+            if "W[0]" in line or "I[" in line or "raise" in line or "check" in line:
+                line = self._relative(line)
+            relative.append(line)
+            code.append(line)
         # All lines at once: a loop of 1,000 unrolled steps has 80,000 (each split and
         # renamed on its own, this was most of the outlining's time).
         parts = _WORDS.split("\n".join(code))
@@ -246,6 +253,7 @@ class _Joined:
         variables, ints, parts = {}, {}, []
         self.stored = set()
         self.lines = []
+        self.comments = []
         for s in shapes:
             offsets = tuple(None if mine is None else mine - run
                             for mine, run in zip(s.bases, self.bases))
@@ -253,6 +261,7 @@ class _Joined:
                           tuple(ints.setdefault(k, len(ints)) for k in s.ints), offsets))
             self.stored |= s.stored
             self.lines += s.lines
+            self.comments += s.comments
         self.order = list(variables)
         self.ints = list(ints)
         self.key = tuple(parts)
@@ -281,7 +290,7 @@ def _call(function, shape, outputs, before):
     args += [f"np.int64({at})" for at in shape.bases if at is not None]
     args += [f"I[{k}]" for k in shape.ints]
     results = [shape.order[p] for p in sorted(outputs)]
-    comments = list(dict.fromkeys(line for line in shape.lines if names.is_source_comment(line)))
+    comments = list(dict.fromkeys(shape.comments))
     return rolling.Call(function, args, results, comments)
 
 

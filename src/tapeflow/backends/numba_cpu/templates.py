@@ -3,6 +3,7 @@
 numeric attrs typed as the computation's dtype, `*_f` helpers resolved to the
 scalar-math helper of that dtype (kernels/scalar_math.py)."""
 
+import functools
 import re
 
 from .text import FLOAT_SUFFIX, Unsupported, literal
@@ -30,16 +31,29 @@ def yields_bool(template):
 def expand(node, operands, constants):
     """The scalar expression of elementwise `node` over operand variables."""
     dt = compute_dtype(node)
-    template = _ARG.sub(lambda m: f"ARG{m.group(1)}_", node.op.emit)
+    # (with their text: 0.0 and -0.0, or 1 and 1.0, equal as keys, are two literals)
+    numeric = tuple((key, value, repr(value)) for key, value in node.attrs.items()
+                    if isinstance(value, (int, float)) and not isinstance(value, bool))
+    template = _typed(node.op.emit, dt, numeric)
+    return _OPERAND.sub(lambda m: operands[int(m.group(1))], template)
+
+
+_OPERAND = re.compile(r"ARG(\d+)_")
+
+
+@functools.lru_cache(maxsize=1024)
+def _typed(emit, dt, numeric_attrs):
+    """Template `emit` for dtype `dt` with its numeric attrs' values ((key, value, repr)
+    each) in it and the operands left as ARG<k>_: the same for every node of one op,
+    dtype and attrs (an unrolled loop's code has thousands)."""
+    template = _ARG.sub(lambda m: f"ARG{m.group(1)}_", emit)
     template = _NUMBER.sub(lambda m: literal(float(m.group(0)) if dt.is_floating or dt.is_complex
                                              else int(float(m.group(0))), dt), template)
-    for key, value in node.attrs.items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            template = re.sub(rf"\b{re.escape(key)}\b", literal(value, dt), template)
+    for key, value, _ in numeric_attrs:
+        template = re.sub(rf"\b{re.escape(key)}\b", literal(value, dt), template)
     template = template.replace("max(", "maximum(").replace("min(", "minimum(")
     template = _HELPER.sub(lambda m: _helper_name(m.group(1), dt), template)
-    template = _macros(template, dt)
-    return re.sub(r"ARG(\d+)_", lambda m: operands[int(m.group(1))], template)
+    return _macros(template, dt)
 
 
 # The helpers a template of an op that takes complex numbers calls: NumPy's functions,
