@@ -559,7 +559,8 @@ def without_dead_views(lines):
     uses = collections.Counter(names.IDENTIFIER.findall("\n".join(lines)))
     views = {}  # name -> the line of each view binding it
     for k, line in enumerate(lines):
-        if " = " in line and (view := _VIEW.match(line)):
+        if ("reshaped(" in line or "contiguous(" in line or "flat_view(" in line) and (
+                view := _VIEW.match(line)):
             views.setdefault(view.group(1), []).append(k)
     dropped = set()
     unread = [name for name in views if uses[name] == 1]

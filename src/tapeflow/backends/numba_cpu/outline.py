@@ -52,8 +52,8 @@ class _Block:
 
     def __init__(self, lines):
         self.lines = lines
-        self.code_lines = [line for line in lines if line.strip()
-                           and not line.lstrip().startswith("#")]
+        self.code_lines = [line for line in lines
+                           if (stripped := line.lstrip()) and stripped[0] != "#"]
         self.stored = _stored_names(self.code_lines)
         self.key = None
 
@@ -124,9 +124,10 @@ def outline(body, parameters, readable, prefix=PREFIX):
         outputs = {}  # shape key -> positions (in shape.order) read after some repeat
         for k, shape in enumerate(shapes):
             after = i + (k + 1) * length
+            stored = shape.stored
             outputs.setdefault(shape.key, set()).update(
-                p for p, name in enumerate(shape.order)
-                if name in shape.stored and last_read.get(name, -1) >= after)
+                [p for p, name in enumerate(shape.order)
+                 if name in stored and last_read.get(name, -1) >= after])
         for k, shape in enumerate(shapes):
             first = i + k * length
 
@@ -158,8 +159,8 @@ def _blocks(body):
             statements[-1].append(line)
         else:
             statements.append([line])
-    starts = [k for k, st in enumerate(statements) if _SITE.match(st[0])
-              and st[0].startswith("    W")]
+    starts = [k for k, st in enumerate(statements) if st[0].startswith("    W[0] = ")
+              and _SITE.match(st[0])]
     end_at = len(statements)
     if statements and statements[-1][0].lstrip().startswith("return"):
         end_at -= 1
@@ -190,14 +191,12 @@ class _Shape:
 
     def __init__(self, lines, kernel_names, stored=None):
         self.lines = lines
-        sites = [int(m.group(2)) for line in lines if "W[0]" in line and (m := _SITE.match(line))]
-        codes = [int(c) for line in lines if "raise" in line or "check" in line
-                 for _, _, c in _CODE.findall(line)]
-        self.bases = (min(sites) if sites else None, min(codes) if codes else None)
         self.ints = []
-        self.relative = relative = []
         self.comments = []  # the source comments, shown above a call of the function
+        relative = []
         code = []
+        numbered = []  # where the lines with a site, an error code or an int are
+        sites, codes = [], []
         for line in lines:
             stripped = line.lstrip()
             if stripped.startswith("#"):
@@ -207,15 +206,23 @@ class _Shape:
                 continue
             # (most lines have nothing to make relative)
             if "W[0]" in line or "I[" in line or "raise" in line or "check" in line:
-                line = self._relative(line)
+                numbered.append((len(relative), len(code)))
+                if "W[0]" in line and (m := _SITE.match(line)):
+                    sites.append(int(m.group(2)))
+                elif "raise" in line or "check" in line:
+                    codes += [int(c) for _, _, c in _CODE.findall(line)]
             relative.append(line)
             code.append(line)
+        self.bases = (min(sites) if sites else None, min(codes) if codes else None)
+        for at, at_code in numbered:
+            relative[at] = code[at_code] = self._relative(relative[at])
+        self.relative = relative
         # All lines at once: a loop of 1,000 unrolled steps has 80,000 (each split and
         # renamed on its own, this was most of the outlining's time).
         parts = _WORDS.split("\n".join(code))
         words = parts[1::2]
-        self.order = list(dict.fromkeys([w for w in words if w in kernel_names]))
-        renames = {name: f"v{k}" for k, name in enumerate(self.order)}
+        self.order = [w for w in dict.fromkeys(words) if w in kernel_names]
+        renames = dict(zip(self.order, _renamed(len(self.order))))
         parts[1::2] = map(renames.get, words, words)
         self.key = "".join(parts)
         # (a block's, when given: making lines relative changes no name they bind)
@@ -239,6 +246,16 @@ class _Shape:
         return _INT.sub(index, line)
 
 
+_RENAMED = []
+
+
+def _renamed(count):
+    """The names v0, v1, ... that a shape's variables take in its key: the first `count`."""
+    while len(_RENAMED) < count:
+        _RENAMED.append(f"v{len(_RENAMED)}")
+    return _RENAMED[:count]
+
+
 class _Joined:
     """The shape of a run of blocks, made of its blocks' shapes: what _Shape of all their
     lines gives (`order`, `ints`, `bases`, `stored`, `lines`), with a `key` that is the
@@ -257,8 +274,8 @@ class _Joined:
         for s in shapes:
             offsets = tuple(None if mine is None else mine - run
                             for mine, run in zip(s.bases, self.bases))
-            parts.append((s.key, tuple(variables.setdefault(n, len(variables)) for n in s.order),
-                          tuple(ints.setdefault(k, len(ints)) for k in s.ints), offsets))
+            parts.append((s.key, tuple([variables.setdefault(n, len(variables)) for n in s.order]),
+                          tuple([ints.setdefault(k, len(ints)) for k in s.ints]), offsets))
             self.stored |= s.stored
             self.lines += s.lines
             self.comments += s.comments
