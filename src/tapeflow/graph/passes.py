@@ -226,7 +226,8 @@ def _foldable(node):
 def _static_query(node):
     """Shape/Size/Rank of a value whose shape is known at trace time: a constant."""
     op = node.op
-    if op not in (SHAPE, SIZE, RANK) or not node.inputs:
+    # (by identity: OpDef's generated __eq__ compares every field, for every node)
+    if (op is not SHAPE and op is not SIZE and op is not RANK) or not node.inputs:
         return None
     shape = node.inputs[0]._shape
     if op is RANK:
