@@ -1036,3 +1036,32 @@ def test_views_nothing_reads_go_and_so_do_the_views_only_they_read():
              "    return (t5,)"]
     # t3 is unread, and then t2; t6 is bound twice; t7 is not a view
     assert without_dead_views(lines) == [lines[k] for k in (0, 3, 4, 5, 6, 7, 8)]
+
+
+def _leaky_relu_node(alpha, dtype):
+    from types import SimpleNamespace
+
+    from tapeflow.ops.nn import LEAKY_RELU
+    x = SimpleNamespace(dtype=dtype)
+    return SimpleNamespace(op=LEAKY_RELU, inputs=[x], outputs=[x], attrs={"alpha": alpha})
+
+
+def test_an_elementwise_template_is_typed_apart_for_each_attr_value_and_dtype():
+    """expand() types a template once per op, dtype and attrs: values that are equal as
+    keys (0.0 and -0.0) but not as literals must not share one."""
+    from tapeflow.backends.numba_cpu.templates import expand
+    for alpha, dtype, literal in [(0.0, tf.float32, "np.float32(0.0)"),
+                                  (-0.0, tf.float32, "np.float32(-0.0)"),
+                                  (0.0, tf.float64, "np.float64(0.0)"),
+                                  (0.25, tf.float32, "np.float32(0.25)"),
+                                  (-0.0, tf.float32, "np.float32(-0.0)")]:
+        zero = f"np.{dtype.name}(0.0)"
+        assert expand(_leaky_relu_node(alpha, dtype), ["r1"], [None]) == \
+            f"(r1 if r1 > {zero} else r1 * {literal})"
+
+
+def test_graph_names_become_identifiers():
+    from tapeflow.backends.numba_cpu.names import identifier
+    assert [identifier(n) for n in ["dense/kernel:0", "_x_", "1abc", ":0", "a\u00b7b",
+                                    "h\u00e9llo:12", "Add_3_s", "a b/c"]] == \
+        ["dense_kernel", "x", "_1abc", "value", "a_b", "h\u00e9llo", "Add_3_s", "a_b_c"]

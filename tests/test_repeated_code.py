@@ -198,3 +198,10 @@ def test_a_runs_shape_joined_from_its_blocks_is_the_shape_of_its_lines(monkeypat
     # Runs with one joined key have one text, and the unrolled steps do share keys.
     assert all(len(wholes) == 1 for wholes in wholes_by_joined.values())
     assert len(wholes_by_joined) < sum(len(blocks) - n + 1 for n in (1, 2, 3, 4))
+
+
+def test_a_shapes_variables_are_named_v0_to_vn_whatever_was_asked_before():
+    assert outline._renamed(3) == ("v0", "v1", "v2")
+    assert outline._renamed(40) == tuple(f"v{k}" for k in range(40))
+    assert outline._renamed(2) == ("v0", "v1")
+    assert outline._renamed(0) == ()

@@ -185,7 +185,7 @@ class Codegen:
             self.quiet_names = site_marks.quiet_names()
         quiet = self.quiet_names
         return (self.lines[self.mark_line].lstrip() == f"W[0] = {len(self.sites) - 1}"
-                and not any("(" in line and site_marks.may_fail(line, quiet)  # (most: no call)
+                and not any(site_marks.may_fail(line, quiet)
                             for line in self.lines[self.mark_line + 1:]))
 
     def runtime_ints(self, values):

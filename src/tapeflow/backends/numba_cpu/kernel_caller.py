@@ -28,7 +28,7 @@ results at its address (kernel_caller.py); do not edit."""
 '''
 
 # The kinds of kernel parameter whose Numba type is not an array's (machine.argument_type)
-_OWN_TYPES = ("stream", "seeded")
+OWN_TYPES = ("stream", "seeded")
 
 # (caller signature, results text) -> the caller's entry point, compiled or loaded here
 callers = {}
@@ -39,7 +39,7 @@ def signature(kernel_signature):
     of the same Numba type are one kind to it, whatever they are to the kernel (an
     input, a variable, a pack of constants): more kernels share a caller."""
     return json.dumps([[ADDRESS, "<i8", 0]] + [
-        [kind if kind in _OWN_TYPES else "array", dtype, ndim]
+        [kind if kind in OWN_TYPES else "array", dtype, ndim]
         for kind, dtype, ndim in json.loads(kernel_signature)])
 
 

@@ -14,10 +14,10 @@ def argument_type(kind, dtype, ndim):
     """The Numba type of a kernel parameter."""
     import numba
 
-    from .kernel_caller import ADDRESS
+    from .kernel_caller import ADDRESS, OWN_TYPES
     if kind == ADDRESS:
         return numba.types.int64
-    if kind in ("stream", "seeded"):
+    if kind in OWN_TYPES:  # random generators
         return numba.typeof(np.random.default_rng(0))
     return numba.types.Array(numba.from_dtype(np.dtype(dtype)), ndim, "C")
 

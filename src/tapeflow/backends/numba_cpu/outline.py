@@ -246,14 +246,18 @@ class _Shape:
         return _INT.sub(index, line)
 
 
-_RENAMED = []
+_RENAMED = ()
 
 
 def _renamed(count):
-    """The names v0, v1, ... that a shape's variables take in its key: the first `count`."""
-    while len(_RENAMED) < count:
-        _RENAMED.append(f"v{len(_RENAMED)}")
-    return _RENAMED[:count]
+    """The names v0, v1, ... that a shape's variables take in its key: the first `count`.
+    Made once, and replaced whole when more are wanted: kernels may be generated in two
+    threads at once, and a list grown in place could be read half grown."""
+    global _RENAMED
+    renamed = _RENAMED
+    if len(renamed) < count:
+        renamed = _RENAMED = tuple(f"v{k}" for k in range(max(count, 2 * len(renamed))))
+    return renamed[:count]
 
 
 class _Joined:
